@@ -1,0 +1,179 @@
+//! Registered client applications: register, read, and delete (the third operation of the
+//! specification).
+//!
+//! An application and its instances are one record, so deleting the application removes
+//! its instances in the same write: no instance can outlive its application.
+
+use super::records::{decode_opt, encode, revision_of};
+use super::users::decode_listing;
+use super::{Check, ToggleAdmin, event};
+use crate::auth::{Caller, Permission};
+use crate::error::{Error, ErrorDetail, Result};
+use crate::model::Application;
+use crate::store::{ChangeSet, Collection, Key};
+
+fn application_key(name: &str) -> Key {
+    Key::new(Collection::Applications, name)
+}
+
+/// What is wrong with `name` as an application name, if anything: it must have a visible
+/// character and no control characters (which no SDK sends, and some stores refuse).
+fn name_problem(name: &str) -> Option<&'static str> {
+    if name.trim().is_empty() {
+        Some("an application name must not be empty")
+    } else if name.chars().any(char::is_control) {
+        Some("an application name must not contain control characters")
+    } else {
+        None
+    }
+}
+
+fn application_not_found(name: &str) -> Error {
+    Error::not_found(format!("Could not find appName={name}"))
+}
+
+impl ToggleAdmin {
+    /// Register `application` or update its registration: `POST
+    /// /api/admin/metrics/applications/{appName}`. Needs `UPDATE_APPLICATION`.
+    ///
+    /// A new application is stored as given (event `application-created`). For a known one,
+    /// the fields given replace the stored ones, fields left out keep their value, and the
+    /// instances given replace stored instances with the same `instanceId` and add the
+    /// others (event `application-updated`). A registration that changes nothing writes
+    /// nothing. The name must not be empty; instance ids must not be empty.
+    pub async fn register_application(
+        &self,
+        caller: &Caller,
+        application: &Application,
+    ) -> Result<Application> {
+        self.require(caller, &[Check::root(Permission::UpdateApplication)])
+            .await?;
+        let mut problems = Vec::new();
+        if let Some(problem) = name_problem(&application.name) {
+            problems.push(ErrorDetail::at("name", problem));
+        }
+        for (i, instance) in application.instances.iter().enumerate() {
+            if instance.instance_id.trim().is_empty() {
+                problems.push(ErrorDetail::at(
+                    format!("instances[{i}].instanceId"),
+                    "an instance id must not be empty",
+                ));
+            }
+        }
+        if !problems.is_empty() {
+            return Err(Error::validation("The application is not valid.", problems));
+        }
+        retrying!("register_application", async {
+            let key = application_key(&application.name);
+            let record = self.store.get(&key).await?;
+            let current: Option<Application> = decode_opt(&key, record.as_ref())?;
+            let merged = match &current {
+                None => application.clone(),
+                Some(stored) => merge(stored, application),
+            };
+            if current.as_ref() == Some(&merged) {
+                return Ok(merged);
+            }
+            let mut changes = ChangeSet::new();
+            changes
+                .expect_revision(key.clone(), revision_of(record.as_ref()))
+                .put(key.clone(), encode(&key, &merged)?)
+                .event(event(
+                    caller,
+                    if current.is_some() {
+                        "application-updated"
+                    } else {
+                        "application-created"
+                    },
+                    None,
+                    None,
+                    None,
+                    current.as_ref().map(|c| encode(&key, c)).transpose()?,
+                    Some(encode(&key, &merged)?),
+                ));
+            self.store.commit(changes).await?;
+            Ok(merged)
+        })
+    }
+
+    /// Every registered application with its instances, by name. Any valid key may read
+    /// them.
+    pub async fn applications(&self, caller: &Caller) -> Result<Vec<Application>> {
+        self.require(caller, &[]).await?;
+        let listing = self.store.list(Collection::Applications, "").await?;
+        decode_listing(Collection::Applications, &listing)
+    }
+
+    /// The application `name` with its instances. Any valid key may read it; an unknown
+    /// name → [`Error::NotFound`] `Could not find appName=<name>`, as Unleash says.
+    pub async fn application(&self, caller: &Caller, name: &str) -> Result<Application> {
+        self.require(caller, &[]).await?;
+        let key = application_key(name);
+        decode_opt(&key, self.store.get(&key).await?.as_ref())?
+            .ok_or_else(|| application_not_found(name))
+    }
+
+    /// Delete the application `name` and all its registered instances: `DELETE
+    /// /api/admin/metrics/applications/{appName}`. Needs `UPDATE_APPLICATION` (Admin and
+    /// Editor have it, Viewer not).
+    ///
+    /// Succeeds whether or not the application existed (200 with no body, as Unleash). The
+    /// application and its instances go in one atomic commit with one
+    /// `application-deleted` event, written only when something was deleted: deleting twice,
+    /// or concurrently, records one event. (Unleash records no event, and deletes instances
+    /// and application in two statements.) An empty name → [`Error::Validation`].
+    pub async fn delete_application(&self, caller: &Caller, name: &str) -> Result<()> {
+        self.require(caller, &[Check::root(Permission::UpdateApplication)])
+            .await?;
+        if let Some(problem) = name_problem(name) {
+            return Err(Error::invalid_at("appName", problem));
+        }
+        retrying!("delete_application", async {
+            let key = application_key(name);
+            let record = self.store.get(&key).await?;
+            let Some(current) = decode_opt::<Application>(&key, record.as_ref())? else {
+                return Ok(());
+            };
+            let mut changes = ChangeSet::new();
+            // The precondition makes concurrent deletes agree on who deleted it: the others
+            // re-read, find nothing, and record nothing.
+            changes
+                .expect_revision(key.clone(), revision_of(record.as_ref()))
+                .delete(key.clone())
+                .event(event(
+                    caller,
+                    "application-deleted",
+                    None,
+                    None,
+                    None,
+                    Some(encode(&key, &current)?),
+                    None,
+                ));
+            self.store.commit(changes).await?;
+            Ok(())
+        })
+    }
+}
+
+/// `update` registered over `stored`: given fields win, instances merge by id.
+fn merge(stored: &Application, update: &Application) -> Application {
+    let pick = |new: &Option<String>, old: &Option<String>| new.clone().or_else(|| old.clone());
+    let mut instances = stored.instances.clone();
+    for instance in &update.instances {
+        match instances
+            .iter_mut()
+            .find(|i| i.instance_id == instance.instance_id)
+        {
+            Some(existing) => *existing = instance.clone(),
+            None => instances.push(instance.clone()),
+        }
+    }
+    Application {
+        name: stored.name.clone(),
+        description: pick(&update.description, &stored.description),
+        url: pick(&update.url, &stored.url),
+        color: pick(&update.color, &stored.color),
+        icon: pick(&update.icon, &stored.icon),
+        instances,
+    }
+}

@@ -1,0 +1,263 @@
+//! The catalogue features draw on: strategy definitions and tag types (create, read, list),
+//! and the shared readers that merge Unleash's built-ins into what the store holds.
+
+use std::collections::BTreeMap;
+
+use serde::de::DeserializeOwned;
+
+use super::records::{
+    ContextFieldRecord, TagTypeRecord, decode, encode, strategy_definition_key, tag_type_key,
+};
+use super::{Check, ToggleAdmin, event};
+use crate::auth::{Caller, Permission};
+use crate::error::{Error, Result};
+use crate::import::{
+    builtin_context_fields, builtin_strategy_definitions, builtin_tag_types, is_builtin_strategy,
+};
+use crate::model::{ContextField, Segment, StrategyDefinition, TagType};
+use crate::names::name_problem;
+use crate::store::{ChangeSet, Collection, Key, Revision};
+
+impl ToggleAdmin {
+    /// Create a custom strategy definition. Needs `CREATE_STRATEGY`. The name must be 1–100
+    /// URL-friendly characters and not taken (built-ins included) → [`Error::NameExists`];
+    /// parameter names must be unique. Stored as `editable`.
+    pub async fn create_strategy_definition(
+        &self,
+        caller: &Caller,
+        definition: &StrategyDefinition,
+    ) -> Result<StrategyDefinition> {
+        self.require(caller, &[Check::root(Permission::CreateStrategy)])
+            .await?;
+        if let Some(problem) = name_problem(&definition.name, 100) {
+            return Err(Error::invalid_at("name", problem));
+        }
+        for (i, parameter) in definition.parameters.iter().enumerate() {
+            if parameter.name.is_empty()
+                || definition.parameters[..i]
+                    .iter()
+                    .any(|p| p.name == parameter.name)
+            {
+                return Err(Error::invalid_at(
+                    format!("parameters[{i}].name"),
+                    "parameter names must be non-empty and unique",
+                ));
+            }
+        }
+        let taken = || {
+            Error::name_exists(format!(
+                "A strategy named \"{}\" already exists.",
+                definition.name
+            ))
+        };
+        if is_builtin_strategy(&definition.name) {
+            return Err(taken());
+        }
+        let created = StrategyDefinition {
+            editable: true,
+            ..definition.clone()
+        };
+        let key = strategy_definition_key(&created.name);
+        let value = encode(&key, &created)?;
+        let mut changes = ChangeSet::new();
+        changes
+            .expect_revision(key.clone(), Revision::ABSENT)
+            .put(key, value.clone())
+            .event(event(
+                caller,
+                "strategy-created",
+                None,
+                None,
+                None,
+                None,
+                Some(value),
+            ));
+        match self.store.commit(changes).await {
+            Err(e) if e.is_conflict() => Err(taken()),
+            other => other.map(|_| created).map_err(Error::from),
+        }
+    }
+
+    /// Every strategy definition, built-ins included, by name. Any valid key may read them.
+    pub async fn strategy_definitions(&self, caller: &Caller) -> Result<Vec<StrategyDefinition>> {
+        self.require(caller, &[]).await?;
+        Ok(self
+            .strategy_definition_map()
+            .await?
+            .1
+            .into_values()
+            .collect())
+    }
+
+    /// The strategy definition `name` (built-in or custom).
+    pub async fn strategy_definition(
+        &self,
+        caller: &Caller,
+        name: &str,
+    ) -> Result<StrategyDefinition> {
+        self.require(caller, &[]).await?;
+        let (_, mut all) = self.strategy_definition_map().await?;
+        all.remove(name).ok_or_else(|| {
+            Error::not_found(format!("There's no strategy definition named \"{name}\"."))
+        })
+    }
+
+    /// Create a tag type. Needs `CREATE_TAG_TYPE`. The name must be 2–50 URL-friendly
+    /// characters and not taken (`simple` included); `color` is `#RRGGBB`.
+    pub async fn create_tag_type(&self, caller: &Caller, tag_type: &TagType) -> Result<TagType> {
+        self.require(caller, &[Check::root(Permission::CreateTagType)])
+            .await?;
+        if let Some(problem) = crate::import::tag_type_name_problem(&tag_type.name) {
+            return Err(Error::invalid_at("name", problem));
+        }
+        if let Some(Some(color)) = &tag_type.color
+            && !crate::import::is_colour(color)
+        {
+            return Err(Error::invalid_at(
+                "color",
+                format!("\"{color}\" is not a colour #RRGGBB"),
+            ));
+        }
+        let taken = || {
+            Error::name_exists(format!(
+                "A tag type named \"{}\" already exists.",
+                tag_type.name
+            ))
+        };
+        if tag_type.name == crate::import::SIMPLE_TAG_TYPE {
+            return Err(taken());
+        }
+        let record = tag_type_record(tag_type);
+        let key = tag_type_key(&record.name);
+        let value = encode(&key, &record)?;
+        let mut changes = ChangeSet::new();
+        changes
+            .expect_revision(key.clone(), Revision::ABSENT)
+            .put(key, value.clone())
+            .event(event(
+                caller,
+                "tag-type-created",
+                None,
+                None,
+                None,
+                None,
+                Some(value),
+            ));
+        match self.store.commit(changes).await {
+            Err(e) if e.is_conflict() => Err(taken()),
+            other => other.map(|_| tag_type_view(&record)).map_err(Error::from),
+        }
+    }
+
+    /// Every tag type, `simple` included, by name.
+    pub async fn tag_types(&self, caller: &Caller) -> Result<Vec<TagType>> {
+        self.require(caller, &[]).await?;
+        Ok(self.tag_type_map().await?.1.into_values().collect())
+    }
+
+    /// The tag type `name`.
+    pub async fn tag_type(&self, caller: &Caller, name: &str) -> Result<TagType> {
+        self.require(caller, &[]).await?;
+        let (_, mut all) = self.tag_type_map().await?;
+        all.remove(name)
+            .ok_or_else(|| Error::not_found(format!("There's no tag type named \"{name}\".")))
+    }
+
+    /// The records of `collection`, decoded, with the collection's revision.
+    pub(crate) async fn list_decoded<T: DeserializeOwned>(
+        &self,
+        collection: Collection,
+    ) -> Result<(Revision, Vec<T>)> {
+        let listing = self.store.list(collection, "").await?;
+        let values = listing
+            .records
+            .iter()
+            .map(|(id, record)| decode(&Key::new(collection, id.clone()), &record.value))
+            .collect::<Result<Vec<T>>>()?;
+        Ok((listing.revision, values))
+    }
+
+    /// Every strategy definition by name, built-ins included.
+    pub(crate) async fn strategy_definition_map(
+        &self,
+    ) -> Result<(Revision, BTreeMap<String, StrategyDefinition>)> {
+        let (revision, stored) = self
+            .list_decoded::<StrategyDefinition>(Collection::StrategyDefinitions)
+            .await?;
+        let all = builtin_strategy_definitions()
+            .into_iter()
+            .chain(stored)
+            .map(|d| (d.name.clone(), d))
+            .collect();
+        Ok((revision, all))
+    }
+
+    /// Every context field by name, built-ins included.
+    pub(crate) async fn context_field_map(
+        &self,
+    ) -> Result<(Revision, BTreeMap<String, ContextField>)> {
+        let (revision, stored) = self
+            .list_decoded::<ContextFieldRecord>(Collection::ContextFields)
+            .await?;
+        let all = builtin_context_fields()
+            .into_iter()
+            .chain(stored.iter().map(context_field_view))
+            .map(|f| (f.name.clone(), f))
+            .collect();
+        Ok((revision, all))
+    }
+
+    /// Every tag type by name, `simple` included.
+    pub(crate) async fn tag_type_map(&self) -> Result<(Revision, BTreeMap<String, TagType>)> {
+        let (revision, stored) = self
+            .list_decoded::<TagTypeRecord>(Collection::TagTypes)
+            .await?;
+        let all = builtin_tag_types()
+            .into_iter()
+            .chain(stored.iter().map(tag_type_view))
+            .map(|t| (t.name.clone(), t))
+            .collect();
+        Ok((revision, all))
+    }
+
+    /// Every segment, by id.
+    pub(crate) async fn segment_list(&self) -> Result<(Revision, Vec<Segment>)> {
+        let (revision, mut segments) = self.list_decoded::<Segment>(Collection::Segments).await?;
+        segments.sort_by_key(|s| s.id);
+        Ok((revision, segments))
+    }
+}
+
+/// The wire view of a stored context field.
+pub(crate) fn context_field_view(record: &ContextFieldRecord) -> ContextField {
+    ContextField {
+        name: record.name.clone(),
+        description: Some(record.description.clone()),
+        stickiness: Some(record.stickiness),
+        sort_order: Some(record.sort_order),
+        legal_values: Some(record.legal_values.clone()),
+        created_at: Some(Some(record.created_at)),
+        ..ContextField::default()
+    }
+}
+
+/// The stored form of a tag type.
+pub(crate) fn tag_type_record(tag_type: &TagType) -> TagTypeRecord {
+    TagTypeRecord {
+        name: tag_type.name.clone(),
+        description: tag_type.description.clone(),
+        icon: tag_type.icon.clone().flatten(),
+        color: tag_type.color.clone().flatten(),
+    }
+}
+
+/// The wire view of a stored tag type.
+pub(crate) fn tag_type_view(record: &TagTypeRecord) -> TagType {
+    TagType {
+        name: record.name.clone(),
+        description: record.description.clone(),
+        icon: Some(record.icon.clone()),
+        color: Some(record.color.clone()),
+        ..TagType::default()
+    }
+}

@@ -1,0 +1,179 @@
+//! Feature dependencies: a child feature is evaluated only when its parents are (add,
+//! remove, list).
+
+use std::collections::BTreeMap;
+
+use serde_json::json;
+
+use super::records::{
+    FeatureDependenciesRecord, FeatureRecord, decode, decode_opt, encode, feature_dependencies_key,
+    feature_key, project_key, revision_of,
+};
+use super::tags::check_feature;
+use super::{Check, ToggleAdmin, event};
+use crate::auth::{Caller, Permission};
+use crate::error::{Error, Result};
+use crate::import::{dependency_problem, normalise_dependency, upsert};
+use crate::model::ParentDependency;
+use crate::store::{ChangeSet, Collection};
+
+impl ToggleAdmin {
+    /// The parents of `feature` in `project`. Any valid key may read them.
+    pub async fn feature_dependencies(
+        &self,
+        caller: &Caller,
+        project: &str,
+        feature: &str,
+    ) -> Result<Vec<ParentDependency>> {
+        self.require(caller, &[]).await?;
+        let key = feature_dependencies_key(feature);
+        let [p, f, d] = self
+            .read(&[project_key(project), feature_key(feature), key.clone()])
+            .await?;
+        check_feature(
+            project,
+            feature,
+            p.is_some(),
+            decode_opt(&feature_key(feature), f.as_ref())?,
+        )?;
+        Ok(decode_opt::<FeatureDependenciesRecord>(&key, d.as_ref())?
+            .unwrap_or_default()
+            .parents)
+    }
+
+    /// Make `feature` of `project` depend on `dependency.feature`, or change that dependency.
+    /// Needs `UPDATE_FEATURE_DEPENDENCY` in the project.
+    ///
+    /// Unleash's rules, as 400s: no self-dependency; the parent exists, is not archived and
+    /// is in the same project; no chains (the parent has no parents, the child no children).
+    /// `enabled` defaults to true; variants are dropped when the parent must be disabled.
+    /// Event `feature-dependency-added`.
+    pub async fn add_feature_dependency(
+        &self,
+        caller: &Caller,
+        project: &str,
+        feature: &str,
+        dependency: &ParentDependency,
+    ) -> Result<()> {
+        self.require(
+            caller,
+            &[Check::project(Permission::UpdateFeatureDependency, project)],
+        )
+        .await?;
+        let dependency = normalise_dependency(dependency);
+        retrying!("add_feature_dependency", async {
+            let [p] = self.read(&[project_key(project)]).await?;
+            let features = self.store.list(Collection::Features, "").await?;
+            let mut projects = BTreeMap::new();
+            for (id, record) in &features.records {
+                let f: FeatureRecord = decode(&feature_key(id), &record.value)?;
+                if f.name == feature {
+                    check_feature(project, feature, p.is_some(), Some(f.clone()))?;
+                }
+                if !f.archived {
+                    projects.insert(f.name.clone(), f.project.clone());
+                }
+            }
+            if !projects.contains_key(feature) {
+                check_feature(project, feature, p.is_some(), None)?;
+            }
+            let listing = self.store.list(Collection::FeatureDependencies, "").await?;
+            let mut graph = BTreeMap::new();
+            for (id, record) in &listing.records {
+                let d: FeatureDependenciesRecord =
+                    decode(&feature_dependencies_key(id), &record.value)?;
+                graph.insert(id.clone(), d.parents);
+            }
+            let before = graph.get(feature).cloned().unwrap_or_default();
+            let after = upsert(&before, dependency.clone());
+            if after == before {
+                return Ok(());
+            }
+            graph.insert(feature.to_owned(), after.clone());
+            let project_of = |name: &str| projects.get(name).cloned();
+            if let Some(problem) =
+                dependency_problem(feature, &dependency.feature, &graph, &project_of)
+            {
+                return Err(Error::invalid_at("feature", problem));
+            }
+            let key = feature_dependencies_key(feature);
+            let mut changes = ChangeSet::new();
+            changes
+                .expect_revision(project_key(project), revision_of(p.as_ref()))
+                .expect_collection(Collection::Features, features.revision)
+                .expect_collection(Collection::FeatureDependencies, listing.revision)
+                .put(
+                    key.clone(),
+                    encode(&key, &FeatureDependenciesRecord { parents: after })?,
+                )
+                .event(event(
+                    caller,
+                    "feature-dependency-added",
+                    Some(project),
+                    Some(feature),
+                    None,
+                    None,
+                    Some(json!(dependency)),
+                ));
+            self.store.commit(changes).await?;
+            Ok(())
+        })
+    }
+
+    /// Remove the dependency of `feature` on `parent`. Needs `UPDATE_FEATURE_DEPENDENCY` in
+    /// the project. Removing one that does not exist changes nothing; otherwise event
+    /// `feature-dependency-removed`.
+    pub async fn remove_feature_dependency(
+        &self,
+        caller: &Caller,
+        project: &str,
+        feature: &str,
+        parent: &str,
+    ) -> Result<()> {
+        self.require(
+            caller,
+            &[Check::project(Permission::UpdateFeatureDependency, project)],
+        )
+        .await?;
+        retrying!("remove_feature_dependency", async {
+            let keys = [
+                project_key(project),
+                feature_key(feature),
+                feature_dependencies_key(feature),
+            ];
+            let records = self.read(&keys).await?;
+            check_feature(
+                project,
+                feature,
+                records[0].is_some(),
+                decode_opt(&keys[1], records[1].as_ref())?,
+            )?;
+            let mut current: FeatureDependenciesRecord =
+                decode_opt(&keys[2], records[2].as_ref())?.unwrap_or_default();
+            let Some(at) = current.parents.iter().position(|p| p.feature == parent) else {
+                return Ok(());
+            };
+            let removed = current.parents.remove(at);
+            let mut changes = ChangeSet::new();
+            for (key, record) in keys.iter().zip(&records) {
+                changes.expect_revision(key.clone(), revision_of(record.as_ref()));
+            }
+            if current.parents.is_empty() {
+                changes.delete(keys[2].clone());
+            } else {
+                changes.put(keys[2].clone(), encode(&keys[2], &current)?);
+            }
+            changes.event(event(
+                caller,
+                "feature-dependency-removed",
+                Some(project),
+                Some(feature),
+                None,
+                Some(json!(removed)),
+                None,
+            ));
+            self.store.commit(changes).await?;
+            Ok(())
+        })
+    }
+}

@@ -1,0 +1,378 @@
+//! A feature in one environment: its strategies (add, update, remove, list) and whether it
+//! is enabled.
+
+use std::collections::BTreeMap;
+
+use serde_json::{Value, json};
+
+use super::projects::{environment_not_found, feature_not_found, project_not_found};
+use super::records::{
+    FeatureEnvironmentRecord, FeatureRecord, decode_opt, encode, environment_key,
+    feature_environment_key, feature_key, project_key, revision_of,
+};
+use super::{Check, ToggleAdmin, event};
+use crate::auth::{Caller, Permission};
+use crate::error::{Error, Result};
+use crate::import::{Issues, StrategyContext, default_strategy, normalise_strategy};
+use crate::model::{ContextField, FeatureStrategy, Project, Segment, StrategyDefinition};
+use crate::store::{ChangeSet, Collection};
+
+/// The most strategies a feature may have in one environment (Unleash's default limit).
+const MAX_STRATEGIES: usize = 30;
+
+/// An event a change asks for: type, before, after.
+type Change = (&'static str, Option<Value>, Option<Value>);
+
+impl ToggleAdmin {
+    /// The strategies of `feature` in `environment`, in order. Any valid key may read them;
+    /// 404 when the project, the feature (in that project), the environment or the
+    /// environment of the project is missing.
+    pub async fn strategies(
+        &self,
+        caller: &Caller,
+        project: &str,
+        feature: &str,
+        environment: &str,
+    ) -> Result<Vec<FeatureStrategy>> {
+        self.require(caller, &[]).await?;
+        let key = feature_environment_key(feature, environment);
+        self.check_feature_environment(project, feature, environment)
+            .await?;
+        let record: FeatureEnvironmentRecord =
+            decode_opt(&key, self.store.get(&key).await?.as_ref())?.unwrap_or_default();
+        Ok(record.strategies)
+    }
+
+    /// Add a strategy to `feature` in `environment`. Needs `CREATE_FEATURE_STRATEGY` there.
+    ///
+    /// The strategy is checked as an imported one (definition exists, constraints per
+    /// operator, strategy variants validated and weighted, `flexibleRollout` parameters
+    /// defaulted: rollout 100, stickiness `default`, groupId the feature's name); its
+    /// `segments` are stored ids of segments that are global or of this project. It gets a
+    /// new id and goes last unless it gives a `sortOrder`. At most 30 per environment. Event
+    /// `feature-strategy-add`.
+    pub async fn add_strategy(
+        &self,
+        caller: &Caller,
+        project: &str,
+        feature: &str,
+        environment: &str,
+        strategy: &FeatureStrategy,
+    ) -> Result<FeatureStrategy> {
+        let check = Check::environment(Permission::CreateFeatureStrategy, project, environment);
+        let raw = strategy_value(strategy)?;
+        let id = uuid::Uuid::new_v4().to_string();
+        self.change_feature_environment(caller, &[check], project, feature, environment, |fe: &mut FeatureEnvironmentRecord, catalogue: &Catalogue| {
+            let mut added = checked_strategy(catalogue, &raw, project, feature)?;
+            if fe.strategies.len() >= MAX_STRATEGIES {
+                return Err(Error::invalid_at("", format!("Failed to create strategy: \"{feature}\" has {MAX_STRATEGIES} strategies in \"{environment}\" already.")));
+            }
+            added.id = Some(id.clone());
+            let at = added.sort_order.map_or(fe.strategies.len(), |o| {
+                fe.strategies.iter().take_while(|s| s.sort_order.unwrap_or(0) <= o).count()
+            });
+            fe.strategies.insert(at, added.clone());
+            renumber(&mut fe.strategies);
+            let added = fe.strategies[at].clone();
+            Ok((added.clone(), vec![("feature-strategy-add", None, Some(json!(added)))]))
+        })
+        .await
+    }
+
+    /// Replace the strategy `id` of `feature` in `environment`. Needs
+    /// `UPDATE_FEATURE_STRATEGY` there. The same checks as [`add_strategy`](Self::add_strategy);
+    /// the id and position are kept. 404 for an unknown id. Event `feature-strategy-update`.
+    pub async fn update_strategy(
+        &self,
+        caller: &Caller,
+        project: &str,
+        feature: &str,
+        environment: &str,
+        id: &str,
+        strategy: &FeatureStrategy,
+    ) -> Result<FeatureStrategy> {
+        let check = Check::environment(Permission::UpdateFeatureStrategy, project, environment);
+        let raw = strategy_value(strategy)?;
+        self.change_feature_environment(
+            caller,
+            &[check],
+            project,
+            feature,
+            environment,
+            |fe: &mut FeatureEnvironmentRecord, catalogue: &Catalogue| {
+                let mut updated = checked_strategy(catalogue, &raw, project, feature)?;
+                let slot = fe
+                    .strategies
+                    .iter_mut()
+                    .find(|s| s.id.as_deref() == Some(id))
+                    .ok_or_else(|| strategy_not_found(id))?;
+                updated.id = slot.id.clone();
+                updated.sort_order = slot.sort_order;
+                let before = std::mem::replace(slot, updated.clone());
+                Ok((
+                    updated.clone(),
+                    vec![(
+                        "feature-strategy-update",
+                        Some(json!(before)),
+                        Some(json!(updated)),
+                    )],
+                ))
+            },
+        )
+        .await
+    }
+
+    /// Remove the strategy `id` of `feature` in `environment`. Needs
+    /// `DELETE_FEATURE_STRATEGY` there. 404 for an unknown id. Event
+    /// `feature-strategy-remove`.
+    pub async fn remove_strategy(
+        &self,
+        caller: &Caller,
+        project: &str,
+        feature: &str,
+        environment: &str,
+        id: &str,
+    ) -> Result<()> {
+        let check = Check::environment(Permission::DeleteFeatureStrategy, project, environment);
+        self.change_feature_environment(
+            caller,
+            &[check],
+            project,
+            feature,
+            environment,
+            |fe: &mut FeatureEnvironmentRecord, _: &Catalogue| {
+                let at = fe
+                    .strategies
+                    .iter()
+                    .position(|s| s.id.as_deref() == Some(id))
+                    .ok_or_else(|| strategy_not_found(id))?;
+                let removed = fe.strategies.remove(at);
+                renumber(&mut fe.strategies);
+                Ok((
+                    (),
+                    vec![("feature-strategy-remove", Some(json!(removed)), None)],
+                ))
+            },
+        )
+        .await
+    }
+
+    /// Enable or disable `feature` in `environment`. Needs `UPDATE_FEATURE_ENVIRONMENT`
+    /// there. Enabling a feature with no enabled strategy adds Unleash's default
+    /// (`flexibleRollout` 100 %), which also needs `CREATE_FEATURE_STRATEGY`. Setting the
+    /// state it already has changes nothing and writes no event; otherwise
+    /// `feature-environment-enabled`/`-disabled`.
+    pub async fn set_feature_enabled(
+        &self,
+        caller: &Caller,
+        project: &str,
+        feature: &str,
+        environment: &str,
+        enabled: bool,
+    ) -> Result<()> {
+        let mut checks = vec![Check::environment(
+            Permission::UpdateFeatureEnvironment,
+            project,
+            environment,
+        )];
+        if enabled {
+            checks.push(Check::environment(
+                Permission::CreateFeatureStrategy,
+                project,
+                environment,
+            ));
+        }
+        self.change_feature_environment(
+            caller,
+            &checks,
+            project,
+            feature,
+            environment,
+            |fe: &mut FeatureEnvironmentRecord, _: &Catalogue| {
+                let mut changes: Vec<Change> = Vec::new();
+                if enabled && fe.strategies.iter().all(FeatureStrategy::is_disabled) {
+                    let mut strategy = default_strategy(feature);
+                    strategy.id = Some(uuid::Uuid::new_v4().to_string());
+                    fe.strategies.push(strategy.clone());
+                    renumber(&mut fe.strategies);
+                    changes.push(("feature-strategy-add", None, Some(json!(strategy))));
+                }
+                if fe.enabled != enabled {
+                    fe.enabled = enabled;
+                    let kind = if enabled {
+                        "feature-environment-enabled"
+                    } else {
+                        "feature-environment-disabled"
+                    };
+                    changes.push((kind, None, None));
+                }
+                Ok(((), changes))
+            },
+        )
+        .await
+    }
+
+    /// 404 unless `feature` is in `project` and `environment` is one of the project's.
+    async fn check_feature_environment(
+        &self,
+        project: &str,
+        feature: &str,
+        environment: &str,
+    ) -> Result<()> {
+        let keys = [
+            project_key(project),
+            feature_key(feature),
+            environment_key(environment),
+        ];
+        let [p, f, e] = self.read(&keys).await?;
+        let p: Project =
+            decode_opt(&keys[0], p.as_ref())?.ok_or_else(|| project_not_found(project))?;
+        if decode_opt::<FeatureRecord>(&keys[1], f.as_ref())?.is_none_or(|f| f.project != project) {
+            return Err(feature_not_found(feature, project));
+        }
+        if e.is_none() {
+            return Err(environment_not_found(environment));
+        }
+        if !p.environments.iter().any(|e| e == environment) {
+            return Err(Error::not_found(format!(
+                "The environment \"{environment}\" is not enabled for project \"{project}\"."
+            )));
+        }
+        Ok(())
+    }
+
+    /// Read-decide-commit on one feature environment, with the 404s of
+    /// [`strategies`](Self::strategies) and a 400 for archived features. `decide` changes the
+    /// record and names the events; the catalogue it reads is part of the preconditions.
+    async fn change_feature_environment<T>(
+        &self,
+        caller: &Caller,
+        checks: &[Check<'_>],
+        project: &str,
+        feature: &str,
+        environment: &str,
+        decide: impl Fn(&mut FeatureEnvironmentRecord, &Catalogue) -> Result<(T, Vec<Change>)>,
+    ) -> Result<T> {
+        self.require(caller, checks).await?;
+        retrying!("change_feature_environment", async {
+            let keys = [
+                project_key(project),
+                feature_key(feature),
+                environment_key(environment),
+                feature_environment_key(feature, environment),
+            ];
+            let (definitions_rev, definitions) = self.strategy_definition_map().await?;
+            let (fields_rev, fields) = self.context_field_map().await?;
+            let (segments_rev, segments) = self.segment_list().await?;
+            let catalogue = Catalogue {
+                definitions,
+                fields,
+                segments,
+            };
+            let revisions = [
+                (Collection::StrategyDefinitions, definitions_rev),
+                (Collection::ContextFields, fields_rev),
+                (Collection::Segments, segments_rev),
+            ];
+            let records = self.read(&keys).await?;
+            self.check_feature_environment(project, feature, environment)
+                .await?;
+            let record: Option<FeatureRecord> = decode_opt(&keys[1], records[1].as_ref())?;
+            if record.is_some_and(|f| f.archived) {
+                return Err(Error::invalid_at(
+                    "featureName",
+                    format!(
+                        "The feature \"{feature}\" is archived; archived features cannot be changed."
+                    ),
+                ));
+            }
+            let mut fe: FeatureEnvironmentRecord =
+                decode_opt(&keys[3], records[3].as_ref())?.unwrap_or_default();
+            let (result, events) = decide(&mut fe, &catalogue)?;
+            let mut changes = ChangeSet::new();
+            for (key, record) in keys.iter().zip(&records) {
+                changes.expect_revision(key.clone(), revision_of(record.as_ref()));
+            }
+            for (collection, revision) in revisions {
+                changes.expect_collection(collection, revision);
+            }
+            if !events.is_empty() {
+                changes.put(keys[3].clone(), encode(&keys[3], &fe)?);
+                for (kind, pre, data) in events {
+                    changes.event(event(
+                        caller,
+                        kind,
+                        Some(project),
+                        Some(feature),
+                        Some(environment),
+                        pre,
+                        data,
+                    ));
+                }
+                self.store.commit(changes).await?;
+            }
+            Ok(result)
+        })
+    }
+}
+
+/// What strategies are checked against: the catalogue as read with the feature environment.
+struct Catalogue {
+    definitions: BTreeMap<String, StrategyDefinition>,
+    fields: BTreeMap<String, ContextField>,
+    segments: Vec<Segment>,
+}
+
+/// A strategy checked against the catalogue, for `feature` of `project`: segments must be
+/// global or of the project.
+fn checked_strategy(
+    catalogue: &Catalogue,
+    raw: &Value,
+    project: &str,
+    feature: &str,
+) -> Result<FeatureStrategy> {
+    let segment = |id: i64| {
+        catalogue
+            .segments
+            .iter()
+            .find(|s| s.id == id)
+            .ok_or_else(|| format!("there's no segment with id {id}"))
+            .and_then(|s| match s.project.as_deref() {
+                Some(other) if other != project => {
+                    Err(format!("segment {id} belongs to project \"{other}\""))
+                }
+                _ => Ok(id),
+            })
+    };
+    let exists = |name: &str| catalogue.definitions.contains_key(name);
+    let field = |name: &str| catalogue.fields.get(name).cloned();
+    let ctx = StrategyContext {
+        feature,
+        strategy_exists: &exists,
+        context_field: &field,
+        segment: &segment,
+    };
+    let mut issues = Issues::default();
+    let strategy = normalise_strategy(raw, "", &ctx, &mut issues);
+    match (strategy, issues.into_error()) {
+        (Some(strategy), None) => Ok(strategy),
+        (_, Some(error)) => Err(error),
+        (None, None) => Err(Error::invalid_at("", "the strategy is not valid")),
+    }
+}
+
+/// Positions 0, 1, 2 … in list order.
+fn renumber(strategies: &mut [FeatureStrategy]) {
+    for (i, s) in strategies.iter_mut().enumerate() {
+        s.sort_order = i64::try_from(i).ok();
+    }
+}
+
+fn strategy_value(strategy: &FeatureStrategy) -> Result<Value> {
+    serde_json::to_value(strategy)
+        .map_err(|e| Error::invalid_at("", format!("the strategy cannot be encoded: {e}")))
+}
+
+fn strategy_not_found(id: &str) -> Error {
+    Error::not_found(format!("There's no strategy with id \"{id}\" here."))
+}

@@ -1,0 +1,453 @@
+//! Import toggles (the second operation of the specification), its dry run, and export.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use chrono::Utc;
+use serde_json::Value;
+
+use super::catalog::tag_type_record;
+use super::projects::{environment_not_found, feature_not_found, project_not_found};
+use super::records::{
+    ContextFieldRecord, FeatureDependenciesRecord, FeatureEnvironmentRecord, FeatureRecord,
+    FeatureTagsRecord, context_field_key, decode, decode_opt, encode, environment_key,
+    feature_dependencies_key, feature_environment_key, feature_key, feature_tags_key, project_key,
+    revision_of, tag_type_key,
+};
+use super::{Check, ToggleAdmin, event};
+use crate::auth::Caller;
+use crate::error::{Error, Result};
+use crate::import::{
+    ExistingFeature, ExportSource, ExportedFeature, FeatureEnvironmentState, FeatureMeta,
+    ImportPlan, ImportReport, ImportValidation, Outcome, Snapshot, build_export, plan,
+};
+use crate::model::{ExportData, ImportBody, Project};
+use crate::store::{ChangeSet, Collection, Key, Revision};
+
+/// What an import read: the snapshot for the domain, and the revisions to commit against.
+struct ImportRead {
+    snapshot: Snapshot,
+    records: Vec<(Key, Revision)>,
+    collections: Vec<(Collection, Revision)>,
+    features: BTreeMap<String, FeatureRecord>,
+}
+
+impl ToggleAdmin {
+    /// Import toggles into a project and environment: `POST /api/admin/features-batch/import`
+    /// (BEHAVIOUR §2), from the typed body. See [`import_toggles_json`](Self::import_toggles_json).
+    pub async fn import_toggles(&self, caller: &Caller, body: &ImportBody) -> Result<ImportReport> {
+        self.import_toggles_json(caller, &body_value(body)?).await
+    }
+
+    /// Import toggles from the raw JSON body, so that every problem (and every unknown key)
+    /// is reported with its path.
+    ///
+    /// * Everything is checked before anything is written; every problem is listed in one
+    ///   [`Error::Validation`] (`details` with paths such as
+    ///   `data.featureStrategies[2].segments[0]`). A missing target project or environment is
+    ///   an [`Error::NotFound`] when nothing else is wrong.
+    /// * The permissions are computed from the payload as Unleash does (`UPDATE_FEATURE`
+    ///   always; `CREATE_FEATURE` for new features; `CREATE_TAG_TYPE`,
+    ///   `CREATE_CONTEXT_FIELD` for missing ones; `CREATE_FEATURE_STRATEGY` when strategies are
+    ///   imported or a default one added; `DELETE_FEATURE_STRATEGY` when imported features
+    ///   have strategies in the environment; `UPDATE_FEATURE_ENVIRONMENT_VARIANTS` when
+    ///   variants are given), in the target project and environment; all missing ones are
+    ///   named in one [`Error::NoAccess`].
+    /// * Everything is then written in **one** commit, with an event per change and a final
+    ///   `features-imported`; on a concurrent change the import re-reads and decides again.
+    ///
+    /// Archived features are skipped with everything that belongs to them and reported in
+    /// [`ImportReport::skipped_archived`]. The module docs of [`crate::import`] list where
+    /// this differs from Unleash.
+    pub async fn import_toggles_json(&self, caller: &Caller, body: &Value) -> Result<ImportReport> {
+        self.require(caller, &[]).await?;
+        retrying!("import_toggles", async {
+            let read = self.read_for_import(body).await?;
+            let outcome = plan(body, &read.snapshot, &mut || {
+                uuid::Uuid::new_v4().to_string()
+            });
+            self.require(caller, &checks(&outcome)).await?;
+            let plan = outcome.result.map_err(|issues| {
+                issues
+                    .into_error()
+                    .unwrap_or_else(|| Error::invalid_at("", "the import is not valid"))
+            })?;
+            let changes = change_set(caller, &read, &plan)?;
+            self.store.commit(changes).await?;
+            Ok(plan.report)
+        })
+    }
+
+    /// The dry run of [`import_toggles`](Self::import_toggles): the same checks, nothing
+    /// written. Any valid key may run it; the permissions it lacks are listed, not refused.
+    pub async fn validate_import(
+        &self,
+        caller: &Caller,
+        body: &ImportBody,
+    ) -> Result<ImportValidation> {
+        self.validate_import_json(caller, &body_value(body)?).await
+    }
+
+    /// [`validate_import`](Self::validate_import) from the raw JSON body:
+    /// `POST /api/admin/features-batch/validate`.
+    pub async fn validate_import_json(
+        &self,
+        caller: &Caller,
+        body: &Value,
+    ) -> Result<ImportValidation> {
+        self.require(caller, &[]).await?;
+        let read = self.read_for_import(body).await?;
+        let outcome = plan(body, &read.snapshot, &mut || String::new());
+        let missing_permissions = match self.require(caller, &checks(&outcome)).await {
+            Ok(_) => Vec::new(),
+            Err(Error::NoAccess { permissions, .. }) => permissions,
+            Err(other) => return Err(other),
+        };
+        let errors = match outcome.result {
+            Ok(_) => Vec::new(),
+            Err(issues) => {
+                let mut all = issues.not_found;
+                all.extend(issues.errors);
+                all
+            }
+        };
+        Ok(ImportValidation {
+            errors,
+            warnings: outcome.warnings,
+            missing_permissions,
+        })
+    }
+
+    /// Export features of `project` with their configuration in `environment`, in exactly
+    /// the shape [`import_toggles`](Self::import_toggles) takes (the `data` of its body).
+    ///
+    /// `features` names the features to export; empty exports every feature of the project
+    /// that is not archived. A named feature that is not in the project (or is archived) is
+    /// [`Error::NotFound`]. The order is deterministic (features by name, tags by type and
+    /// value, segments by id, context fields and tag types by name), and only the tag types,
+    /// context fields and segments the exported features use are included. Strategy ids are
+    /// the stored ones (an import gives new ones). Any valid key may export.
+    ///
+    /// The document is read as of one store revision: reads are repeated if a commit lands
+    /// between them.
+    pub async fn export(
+        &self,
+        caller: &Caller,
+        project: &str,
+        environment: &str,
+        features: &[String],
+    ) -> Result<ExportData> {
+        self.require(caller, &[]).await?;
+        let mut attempt = 0;
+        loop {
+            attempt += 1;
+            let before = self.store.revision().await?;
+            let data = self.read_export(project, environment, features).await?;
+            if self.store.revision().await? == before {
+                return Ok(data);
+            }
+            if attempt >= super::MAX_ATTEMPTS {
+                return Err(super::contention("export"));
+            }
+        }
+    }
+
+    async fn read_export(
+        &self,
+        project: &str,
+        environment: &str,
+        names: &[String],
+    ) -> Result<ExportData> {
+        let keys = [project_key(project), environment_key(environment)];
+        let [project_record, environment_record] = self.read(&keys).await?;
+        let target: Project = decode_opt(&keys[0], project_record.as_ref())?
+            .ok_or_else(|| project_not_found(project))?;
+        if environment_record.is_none() {
+            return Err(environment_not_found(environment));
+        }
+        if !target.environments.iter().any(|e| e == environment) {
+            return Err(Error::not_found(format!(
+                "The environment \"{environment}\" is not enabled for project \"{project}\"."
+            )));
+        }
+        let (_, all) = self
+            .list_decoded::<FeatureRecord>(Collection::Features)
+            .await?;
+        let in_project: BTreeMap<&str, &FeatureRecord> = all
+            .iter()
+            .filter(|f| f.project == project && !f.archived)
+            .map(|f| (f.name.as_str(), f))
+            .collect();
+        let selected: Vec<&FeatureRecord> = if names.is_empty() {
+            in_project.values().copied().collect()
+        } else {
+            let wanted: BTreeSet<&str> = names.iter().map(String::as_str).collect();
+            wanted
+                .into_iter()
+                .map(|n| {
+                    in_project
+                        .get(n)
+                        .copied()
+                        .ok_or_else(|| feature_not_found(n, project))
+                })
+                .collect::<Result<_>>()?
+        };
+        let mut keys = Vec::with_capacity(selected.len() * 3);
+        for f in &selected {
+            keys.push(feature_environment_key(&f.name, environment));
+            keys.push(feature_tags_key(&f.name));
+            keys.push(feature_dependencies_key(&f.name));
+        }
+        let records = self.get_all(&keys).await?;
+        let mut exported = Vec::with_capacity(selected.len());
+        for (i, f) in selected.iter().enumerate() {
+            let fe: FeatureEnvironmentRecord =
+                decode_opt(&keys[3 * i], records[3 * i].as_ref())?.unwrap_or_default();
+            let tags: FeatureTagsRecord =
+                decode_opt(&keys[3 * i + 1], records[3 * i + 1].as_ref())?.unwrap_or_default();
+            let deps: FeatureDependenciesRecord =
+                decode_opt(&keys[3 * i + 2], records[3 * i + 2].as_ref())?.unwrap_or_default();
+            exported.push(ExportedFeature {
+                name: f.name.clone(),
+                meta: meta_of(f),
+                environment: state_of(fe),
+                tags: tags.tags,
+                parents: deps.parents,
+            });
+        }
+        let (_, segments) = self.segment_list().await?;
+        let (_, context_fields) = self.context_field_map().await?;
+        let (_, tag_types) = self.tag_type_map().await?;
+        Ok(build_export(ExportSource {
+            project,
+            environment,
+            features: exported,
+            segments: &segments,
+            context_fields: &context_fields,
+            tag_types: &tag_types,
+        }))
+    }
+
+    /// The records at `keys`, one per key: a store answering with another count is an
+    /// error rather than a panic on indexing.
+    async fn get_all(&self, keys: &[Key]) -> Result<Vec<Option<crate::store::Versioned>>> {
+        let records = self.store.get_many(keys).await?;
+        if records.len() != keys.len() {
+            return Err(Error::Store(crate::store::StoreError::Backend {
+                message: "the store's get_many answered with the wrong number of records"
+                    .to_owned(),
+                source: None,
+            }));
+        }
+        Ok(records)
+    }
+
+    /// Read everything the import of `body` depends on.
+    async fn read_for_import(&self, body: &Value) -> Result<ImportRead> {
+        let text = |key: &str| body.get(key).and_then(Value::as_str).unwrap_or_default();
+        let (project, environment) = (text("project"), text("environment"));
+        let names: BTreeSet<&str> = body
+            .pointer("/data/features")
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+            .filter_map(|f| f.get("name").and_then(Value::as_str))
+            .collect();
+        let mut keys = vec![project_key(project), environment_key(environment)];
+        for name in &names {
+            keys.push(feature_environment_key(name, environment));
+            keys.push(feature_tags_key(name));
+        }
+        let records = self.get_all(&keys).await?;
+        let mut snapshot = Snapshot {
+            project: decode_opt(&keys[0], records[0].as_ref())?,
+            environment_exists: records[1].is_some(),
+            ..Snapshot::default()
+        };
+        for (i, name) in names.iter().enumerate() {
+            let (fe_at, tags_at) = (2 + 2 * i, 3 + 2 * i);
+            if let Some(fe) =
+                decode_opt::<FeatureEnvironmentRecord>(&keys[fe_at], records[fe_at].as_ref())?
+            {
+                snapshot
+                    .feature_environments
+                    .insert((*name).to_owned(), state_of(fe));
+            }
+            if let Some(tags) =
+                decode_opt::<FeatureTagsRecord>(&keys[tags_at], records[tags_at].as_ref())?
+            {
+                snapshot.tags.insert((*name).to_owned(), tags.tags);
+            }
+        }
+        let (features_rev, all) = self
+            .list_decoded::<FeatureRecord>(Collection::Features)
+            .await?;
+        let mut features = BTreeMap::new();
+        for f in all {
+            snapshot.features.insert(
+                f.name.clone(),
+                ExistingFeature {
+                    project: f.project.clone(),
+                    archived: f.archived,
+                    meta: meta_of(&f),
+                },
+            );
+            features.insert(f.name.clone(), f);
+        }
+        let listing = self.store.list(Collection::FeatureDependencies, "").await?;
+        for (id, record) in &listing.records {
+            let deps: FeatureDependenciesRecord =
+                decode(&feature_dependencies_key(id), &record.value)?;
+            snapshot.dependencies.insert(id.clone(), deps.parents);
+        }
+        let (definitions_rev, definitions) = self.strategy_definition_map().await?;
+        let (segments_rev, segments) = self.segment_list().await?;
+        let (fields_rev, fields) = self.context_field_map().await?;
+        let (tag_types_rev, tag_types) = self.tag_type_map().await?;
+        snapshot.strategy_definitions = definitions;
+        snapshot.segments = segments;
+        snapshot.context_fields = fields;
+        snapshot.tag_types = tag_types;
+        Ok(ImportRead {
+            snapshot,
+            records: keys
+                .into_iter()
+                .zip(records.iter().map(|r| revision_of(r.as_ref())))
+                .collect(),
+            collections: vec![
+                (Collection::Features, features_rev),
+                (Collection::FeatureDependencies, listing.revision),
+                (Collection::StrategyDefinitions, definitions_rev),
+                (Collection::Segments, segments_rev),
+                (Collection::ContextFields, fields_rev),
+                (Collection::TagTypes, tag_types_rev),
+            ],
+            features,
+        })
+    }
+}
+
+/// The typed body as JSON, for the raw entry points.
+fn body_value(body: &ImportBody) -> Result<Value> {
+    serde_json::to_value(body)
+        .map_err(|e| Error::invalid_at("", format!("the import body cannot be encoded: {e}")))
+}
+
+/// The permission checks an outcome names, in the target project and environment.
+fn checks(outcome: &Outcome) -> Vec<Check<'_>> {
+    outcome
+        .permissions
+        .iter()
+        .map(|p| Check::environment(*p, &outcome.project, &outcome.environment))
+        .collect()
+}
+
+fn meta_of(record: &FeatureRecord) -> FeatureMeta {
+    FeatureMeta {
+        feature_type: record.feature_type.clone(),
+        description: record.description.clone(),
+        stale: record.stale,
+        impression_data: record.impression_data,
+    }
+}
+
+fn state_of(record: FeatureEnvironmentRecord) -> FeatureEnvironmentState {
+    FeatureEnvironmentState {
+        enabled: record.enabled,
+        variants: record.variants,
+        strategies: record.strategies,
+    }
+}
+
+/// The plan as one change set, against every revision read.
+fn change_set(caller: &Caller, read: &ImportRead, plan: &ImportPlan) -> Result<ChangeSet> {
+    let mut changes = ChangeSet::new();
+    for (key, revision) in &read.records {
+        changes.expect_revision(key.clone(), *revision);
+    }
+    for (collection, revision) in &read.collections {
+        changes.expect_collection(*collection, *revision);
+    }
+    let now = Utc::now();
+    for (name, meta, _) in &plan.features {
+        let key = feature_key(name);
+        let record = match read.features.get(name) {
+            Some(existing) => FeatureRecord {
+                feature_type: meta.feature_type.clone(),
+                description: meta.description.clone(),
+                stale: meta.stale,
+                impression_data: meta.impression_data,
+                ..existing.clone()
+            },
+            None => FeatureRecord {
+                name: name.clone(),
+                project: plan.project.clone(),
+                feature_type: meta.feature_type.clone(),
+                description: meta.description.clone(),
+                impression_data: meta.impression_data,
+                stale: meta.stale,
+                archived: false,
+                archived_at: None,
+                created_at: now,
+            },
+        };
+        changes.put(key.clone(), encode(&key, &record)?);
+    }
+    for (name, state) in &plan.feature_environments {
+        let key = feature_environment_key(name, &plan.environment);
+        let record = FeatureEnvironmentRecord {
+            enabled: state.enabled,
+            variants: state.variants.clone(),
+            strategies: state.strategies.clone(),
+        };
+        changes.put(key.clone(), encode(&key, &record)?);
+    }
+    for tag_type in &plan.tag_types {
+        let key = tag_type_key(&tag_type.name);
+        changes.put(key.clone(), encode(&key, &tag_type_record(tag_type))?);
+    }
+    for field in &plan.context_fields {
+        let key = context_field_key(&field.name);
+        let record = ContextFieldRecord {
+            name: field.name.clone(),
+            description: field.description.clone().flatten(),
+            stickiness: field.stickiness.unwrap_or(false),
+            sort_order: field.sort_order.unwrap_or(0),
+            legal_values: field.legal_values.clone().unwrap_or_default(),
+            created_at: now,
+        };
+        changes.put(key.clone(), encode(&key, &record)?);
+    }
+    for (name, tags) in &plan.tags {
+        let key = feature_tags_key(name);
+        if tags.is_empty() {
+            changes.delete(key);
+        } else {
+            let record = FeatureTagsRecord { tags: tags.clone() };
+            changes.put(key.clone(), encode(&key, &record)?);
+        }
+    }
+    for (child, parents) in &plan.dependencies {
+        let key = feature_dependencies_key(child);
+        let record = FeatureDependenciesRecord {
+            parents: parents.clone(),
+        };
+        changes.put(key.clone(), encode(&key, &record)?);
+    }
+    for planned in &plan.events {
+        // Tag types and context fields belong to no project.
+        let global = matches!(
+            planned.event_type,
+            "tag-type-created" | "context-field-created"
+        );
+        changes.event(event(
+            caller,
+            planned.event_type,
+            (!global).then_some(plan.project.as_str()),
+            planned.feature.as_deref(),
+            planned.in_environment.then_some(plan.environment.as_str()),
+            planned.pre_data.clone(),
+            planned.data.clone(),
+        ));
+    }
+    Ok(changes)
+}

@@ -1,0 +1,270 @@
+//! [`ToggleAdmin`]: the one flow every operation takes.
+//!
+//! authenticate → authorise → read what the operation needs from the store → pure domain
+//! function → one [`Store::commit`] whose preconditions are the revisions read. On
+//! [`StoreError::Conflict`] the operation re-reads and decides again (bounded), so concurrent
+//! writers never lose an update.
+//!
+//! The operations live in one file per area (`variants`, `projects`, `keys`, …); this file
+//! holds only the shared machinery.
+
+/// Run the async block `body` (one read-decide-commit attempt) until it does not fail with a
+/// store conflict, at most [`MAX_ATTEMPTS`] times, then give up with [`Error::Contention`].
+///
+/// A macro rather than a function taking an async closure, so that the resulting future stays
+/// `Send` (async closures' futures cannot promise that yet).
+macro_rules! retrying {
+    ($what:expr, $body:expr) => {{
+        let mut attempt = 0usize;
+        loop {
+            attempt += 1;
+            let result: $crate::error::Result<_> = $body.await;
+            match result {
+                Err($crate::error::Error::Store($crate::store::StoreError::Conflict(changed)))
+                    if attempt < $crate::admin::MAX_ATTEMPTS =>
+                {
+                    tracing::debug!(%changed, "{}: conflict, reading again", $what);
+                }
+                Err($crate::error::Error::Store($crate::store::StoreError::Conflict(_))) => {
+                    break Err($crate::admin::contention($what));
+                }
+                other => break other,
+            }
+        }
+    }};
+}
+
+mod access;
+mod applications;
+mod catalog;
+mod context;
+mod dependencies;
+mod feature_environments;
+mod import;
+mod keys;
+mod projects;
+pub(crate) mod records;
+mod segments;
+mod tags;
+mod users;
+mod variants;
+
+use std::sync::Arc;
+
+use chrono::Utc;
+use serde_json::Value;
+
+use crate::auth::{Caller, Grant, KeyAccess, Permission};
+use crate::error::{Error, Result};
+use crate::store::{Collection, Event, Key, NewEvent, Store, StoreError, Versioned};
+
+pub use projects::{NewFeature, NewProject};
+pub use users::{NewGroup, NewRole, NewUser};
+
+/// How often an operation re-reads and decides again after a [`StoreError::Conflict`] before
+/// it gives up with [`Error::Contention`]. Each retry means another writer committed, so the
+/// system as a whole always makes progress; the bound only keeps one caller from waiting
+/// forever under extreme contention.
+pub(crate) const MAX_ATTEMPTS: usize = 200;
+
+/// The administration core: the four operations of the specification and the supporting
+/// surface around them, over any [`Store`].
+///
+/// Cheap to clone (the store is shared), so one instance can serve many tasks.
+#[derive(Debug, Clone)]
+pub struct ToggleAdmin {
+    store: Arc<dyn Store>,
+}
+
+/// One permission check: a permission in an optional project and environment.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Check<'a> {
+    pub permission: Permission,
+    pub project: Option<&'a str>,
+    pub environment: Option<&'a str>,
+}
+
+impl<'a> Check<'a> {
+    pub(crate) fn root(permission: Permission) -> Self {
+        Self {
+            permission,
+            project: None,
+            environment: None,
+        }
+    }
+
+    pub(crate) fn project(permission: Permission, project: &'a str) -> Self {
+        Self {
+            permission,
+            project: Some(project),
+            environment: None,
+        }
+    }
+
+    pub(crate) fn environment(
+        permission: Permission,
+        project: &'a str,
+        environment: &'a str,
+    ) -> Self {
+        Self {
+            permission,
+            project: Some(project),
+            environment: Some(environment),
+        }
+    }
+}
+
+impl ToggleAdmin {
+    /// An admin core over `store`.
+    pub fn new(store: impl Store) -> Self {
+        Self {
+            store: Arc::new(store),
+        }
+    }
+
+    /// An admin core over a store that is already shared.
+    pub fn from_arc(store: Arc<dyn Store>) -> Self {
+        Self { store }
+    }
+
+    /// The store underneath.
+    pub fn store(&self) -> &Arc<dyn Store> {
+        &self.store
+    }
+
+    /// Up to `limit` events of the audit log with id greater than `after`, oldest first.
+    /// Any valid key may read the log.
+    pub async fn events(&self, caller: &Caller, after: u64, limit: usize) -> Result<Vec<Event>> {
+        self.require(caller, &[]).await?;
+        Ok(self.store.events(after, limit).await?)
+    }
+
+    /// The records at `keys`, in one read.
+    pub(crate) async fn read<const N: usize>(
+        &self,
+        keys: &[Key; N],
+    ) -> Result<[Option<Versioned>; N]> {
+        let records = self.store.get_many(keys).await?;
+        records.try_into().map_err(|_| {
+            Error::Store(StoreError::Backend {
+                message: "the store's get_many answered with the wrong number of records"
+                    .to_owned(),
+                source: None,
+            })
+        })
+    }
+
+    /// Check that `caller`'s key still exists and holds every permission in `checks`.
+    ///
+    /// This is the one permission mechanism of the facade. A key that was revoked since it
+    /// was authenticated fails with [`Error::AuthenticationRequired`]; missing permissions
+    /// fail with one [`Error::NoAccess`] that names all of them. Returns the key's current
+    /// grants (for a key acting as a user: its root role's, and its roles' in the projects
+    /// the checks name).
+    pub(crate) async fn require(
+        &self,
+        caller: &Caller,
+        checks: &[Check<'_>],
+    ) -> Result<Vec<Grant>> {
+        let key = Key::new(Collection::ApiKeys, caller.secret_hash.clone());
+        let Some(record) = self.store.get(&key).await? else {
+            return Err(Error::AuthenticationRequired {
+                message: "The API key is unknown or was revoked.".to_owned(),
+            });
+        };
+        // The record is read at every call, so a revoked or changed key takes effect at once;
+        // only its decoding is skipped while it is still at the revision the caller was
+        // authenticated at (a record's revision changes with every write to it).
+        let decoded: crate::auth::ApiKeyInfo;
+        let access = if record.revision == caller.revision {
+            &caller.info.access
+        } else {
+            decoded = records::decode(&key, &record.value)?;
+            &decoded.access
+        };
+        let grants = self.grants_of(access, checks).await?;
+        let mut missing: Vec<&Check<'_>> = Vec::new();
+        for check in checks {
+            let held = grants
+                .iter()
+                .any(|g| g.covers(check.permission, check.project, check.environment));
+            if !held && !missing.iter().any(|m| m.permission == check.permission) {
+                missing.push(check);
+            }
+        }
+        if missing.is_empty() {
+            return Ok(grants);
+        }
+        Err(no_access(&missing))
+    }
+
+    /// The grants a key holds now, as far as `checks` need them: a key acting as a user
+    /// gets its user's root role and the roles it holds in the projects the checks name,
+    /// read afresh, so that access changes take effect at the next call.
+    async fn grants_of(&self, access: &KeyAccess, checks: &[Check<'_>]) -> Result<Vec<Grant>> {
+        Ok(match access {
+            KeyAccess::Admin => vec![Grant::everywhere(Permission::Admin)],
+            KeyAccess::Grants { grants } => grants.clone(),
+            KeyAccess::User { user_id } => self.user_grants(*user_id, checks).await?,
+        })
+    }
+}
+
+/// The error of an operation that gave up retrying.
+pub(crate) fn contention(what: &str) -> Error {
+    Error::Contention {
+        message: format!(
+            "{what}: gave up after {MAX_ATTEMPTS} attempts because other writers kept changing the same data; nothing was written"
+        ),
+    }
+}
+
+/// The 403 for the checks that failed, naming every missing permission.
+fn no_access(missing: &[&Check<'_>]) -> Error {
+    let permissions: Vec<String> = missing.iter().map(|c| c.permission.to_string()).collect();
+    let scope = |c: &Check<'_>| match (c.project, c.environment) {
+        (Some(p), Some(e)) => format!(" in project \"{p}\", environment \"{e}\""),
+        (Some(p), None) => format!(" in project \"{p}\""),
+        _ => String::new(),
+    };
+    let message = match missing {
+        [one] => format!(
+            "You don't have the required permissions to perform this operation. To perform this action, you need the \"{}\" permission{}.",
+            one.permission,
+            scope(one)
+        ),
+        many => format!(
+            "You don't have the required permissions to perform this operation. To perform this action, you need all of these permissions: {}.",
+            many.iter()
+                .map(|c| format!("\"{}\"{}", c.permission, scope(c)))
+                .collect::<Vec<_>>()
+                .join(", ")
+        ),
+    };
+    Error::NoAccess {
+        message,
+        permissions,
+    }
+}
+
+/// An event by `caller`, now.
+pub(crate) fn event(
+    caller: &Caller,
+    event_type: &str,
+    project: Option<&str>,
+    feature: Option<&str>,
+    environment: Option<&str>,
+    pre_data: Option<Value>,
+    data: Option<Value>,
+) -> NewEvent {
+    NewEvent {
+        event_type: event_type.to_owned(),
+        created_by: caller.info.name.clone(),
+        created_at: Utc::now(),
+        project: project.map(str::to_owned),
+        feature_name: feature.map(str::to_owned),
+        environment: environment.map(str::to_owned),
+        data,
+        pre_data,
+    }
+}

@@ -1,0 +1,463 @@
+//! Projects, environments and features: the supporting surface the four operations stand on.
+
+use chrono::Utc;
+use serde::{Deserialize, Serialize};
+
+use super::records::{
+    FeatureEnvironmentRecord, FeatureRecord, SEP, decode, decode_opt, encode, environment_key,
+    feature_key, project_key, revision_of,
+};
+use super::{Check, ToggleAdmin, event};
+use crate::auth::{Caller, Permission};
+use crate::error::{Error, ErrorDetail, Result};
+use crate::model::{Environment, Feature, FeatureEnvironment, Project};
+use crate::names::name_problem;
+use crate::store::{ChangeSet, Collection, Revision};
+
+/// A project to create: `POST /api/admin/projects`.
+pub type NewProject = Project;
+
+/// A feature to create in a project: `POST /api/admin/projects/{p}/features`.
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct NewFeature {
+    /// 1–100 URL-friendly characters, unique across all projects.
+    pub name: String,
+    /// The toggle type; `release` when absent.
+    #[serde(default, rename = "type", skip_serializing_if = "Option::is_none")]
+    pub feature_type: Option<String>,
+    /// A description.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub description: Option<String>,
+    /// Whether clients emit impression events for it; false when absent.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub impression_data: Option<bool>,
+}
+
+impl ToggleAdmin {
+    /// Create a project. Needs `CREATE_PROJECT`. The id must be 1–100 URL-friendly characters
+    /// and not taken ([`Error::NameExists`]); the environments listed must exist; a feature
+    /// naming pattern must be a valid regular expression, and its example must match it.
+    pub async fn create_project(&self, caller: &Caller, project: &NewProject) -> Result<Project> {
+        self.require(caller, &[Check::root(Permission::CreateProject)])
+            .await?;
+        let mut problems = Vec::new();
+        if let Some(problem) = name_problem(&project.id, 100) {
+            problems.push(ErrorDetail::at("id", problem));
+        }
+        if project.name.trim().is_empty() {
+            problems.push(ErrorDetail::at(
+                "name",
+                "the project name must not be empty",
+            ));
+        }
+        if let Some(naming) = &project.feature_naming {
+            match naming_regex(&naming.pattern) {
+                Err(problem) => problems.push(ErrorDetail::at("featureNaming.pattern", problem)),
+                Ok(regex) => {
+                    if let Some(example) = &naming.example
+                        && !regex.is_match(example)
+                    {
+                        problems.push(ErrorDetail::at(
+                            "featureNaming.example",
+                            format!("the example \"{example}\" does not match the pattern"),
+                        ));
+                    }
+                }
+            }
+        }
+        let mut environments = project.environments.clone();
+        environments.sort();
+        environments.dedup();
+        let env_keys: Vec<_> = environments.iter().map(|e| environment_key(e)).collect();
+        let found = self.store.get_many(&env_keys).await?;
+        for (i, (name, record)) in environments.iter().zip(&found).enumerate() {
+            if record.is_none() {
+                problems.push(ErrorDetail::at(
+                    format!("environments[{i}]"),
+                    format!("the environment \"{name}\" does not exist"),
+                ));
+            }
+        }
+        if !problems.is_empty() {
+            return Err(Error::validation("The project is not valid.", problems));
+        }
+        let created = Project {
+            environments,
+            ..project.clone()
+        };
+        let key = project_key(&created.id);
+        let mut changes = ChangeSet::new();
+        changes.expect_revision(key.clone(), Revision::ABSENT);
+        for (env_key, record) in env_keys.into_iter().zip(&found) {
+            changes.expect_revision(env_key, revision_of(record.as_ref()));
+        }
+        changes
+            .put(key.clone(), encode(&key, &created)?)
+            .event(event(
+                caller,
+                "project-created",
+                Some(&created.id),
+                None,
+                None,
+                None,
+                Some(encode(&key, &created)?),
+            ));
+        match self.store.commit(changes).await {
+            Err(e) if e.is_conflict() => Err(Error::name_exists(format!(
+                "A project with id \"{}\" already exists.",
+                created.id
+            ))),
+            other => other.map(|_| created).map_err(Error::from),
+        }
+    }
+
+    /// The project `id`. Any valid key may read it.
+    pub async fn project(&self, caller: &Caller, id: &str) -> Result<Project> {
+        self.require(caller, &[]).await?;
+        let key = project_key(id);
+        decode_opt(&key, self.store.get(&key).await?.as_ref())?.ok_or_else(|| project_not_found(id))
+    }
+
+    /// Create an environment (name, type). Needs `CREATE_ENVIRONMENT`. The name must be 1–100
+    /// URL-friendly characters and not taken.
+    pub async fn create_environment(
+        &self,
+        caller: &Caller,
+        environment: &Environment,
+    ) -> Result<Environment> {
+        self.require(caller, &[Check::root(Permission::CreateEnvironment)])
+            .await?;
+        if let Some(problem) = name_problem(&environment.name, 100) {
+            return Err(Error::invalid_at("name", problem));
+        }
+        if environment.environment_type.trim().is_empty() {
+            return Err(Error::invalid_at(
+                "type",
+                "the environment type must not be empty",
+            ));
+        }
+        let created = Environment {
+            enabled: Some(environment.enabled.unwrap_or(true)),
+            ..environment.clone()
+        };
+        let key = environment_key(&created.name);
+        let mut changes = ChangeSet::new();
+        changes
+            .expect_revision(key.clone(), Revision::ABSENT)
+            .put(key.clone(), encode(&key, &created)?)
+            .event(event(
+                caller,
+                "environment-created",
+                None,
+                None,
+                Some(&created.name),
+                None,
+                Some(encode(&key, &created)?),
+            ));
+        match self.store.commit(changes).await {
+            Err(e) if e.is_conflict() => Err(Error::name_exists(format!(
+                "An environment named \"{}\" already exists.",
+                created.name
+            ))),
+            other => other.map(|_| created).map_err(Error::from),
+        }
+    }
+
+    /// Every environment, by name.
+    pub async fn environments(&self, caller: &Caller) -> Result<Vec<Environment>> {
+        self.require(caller, &[]).await?;
+        let listing = self.store.list(Collection::Environments, "").await?;
+        listing
+            .records
+            .iter()
+            .map(|(id, record)| decode(&environment_key(id), &record.value))
+            .collect()
+    }
+
+    /// Make `environment` available in `project`. Needs `UPDATE_PROJECT` in the project.
+    /// Adding an environment the project already has changes nothing and succeeds.
+    pub async fn add_project_environment(
+        &self,
+        caller: &Caller,
+        project: &str,
+        environment: &str,
+    ) -> Result<()> {
+        self.require(
+            caller,
+            &[Check::project(Permission::UpdateProject, project)],
+        )
+        .await?;
+        retrying!("add_project_environment", async {
+            let keys = [project_key(project), environment_key(environment)];
+            let [project_record, environment_record] = self.read(&keys).await?;
+            let mut current: Project = decode_opt(&keys[0], project_record.as_ref())?
+                .ok_or_else(|| project_not_found(project))?;
+            if environment_record.is_none() {
+                return Err(environment_not_found(environment));
+            }
+            if current.environments.iter().any(|e| e == environment) {
+                return Ok(());
+            }
+            current.environments.push(environment.to_owned());
+            current.environments.sort();
+            let mut changes = ChangeSet::new();
+            changes
+                .expect_revision(keys[0].clone(), revision_of(project_record.as_ref()))
+                .expect_revision(keys[1].clone(), revision_of(environment_record.as_ref()))
+                .put(keys[0].clone(), encode(&keys[0], &current)?)
+                .event(event(
+                    caller,
+                    "project-environment-added",
+                    Some(project),
+                    None,
+                    Some(environment),
+                    None,
+                    None,
+                ));
+            self.store.commit(changes).await?;
+            Ok(())
+        })
+    }
+
+    /// Create a feature in `project`. Needs `CREATE_FEATURE` in the project.
+    ///
+    /// The name must be 1–100 URL-friendly characters, unique across all projects (archived
+    /// features included) → [`Error::NameExists`], and match the project's naming pattern;
+    /// the project's feature limit counts its features that are not archived. The feature
+    /// starts disabled in every environment of its project.
+    pub async fn create_feature(
+        &self,
+        caller: &Caller,
+        project: &str,
+        feature: &NewFeature,
+    ) -> Result<Feature> {
+        self.require(
+            caller,
+            &[Check::project(Permission::CreateFeature, project)],
+        )
+        .await?;
+        if let Some(problem) = name_problem(&feature.name, 100) {
+            return Err(Error::invalid_at("name", problem));
+        }
+        retrying!("create_feature", async {
+            let pkey = project_key(project);
+            let fkey = feature_key(&feature.name);
+            let [project_record, feature_record] = self.read(&[pkey.clone(), fkey.clone()]).await?;
+            let current: Project = decode_opt(&pkey, project_record.as_ref())?
+                .ok_or_else(|| project_not_found(project))?;
+            if feature_record.is_some() {
+                return Err(Error::name_exists(format!(
+                    "A feature named \"{}\" already exists.",
+                    feature.name
+                )));
+            }
+            if let Some(naming) = &current.feature_naming {
+                let regex =
+                    naming_regex(&naming.pattern).map_err(|p| Error::invalid_at("name", p))?;
+                if !regex.is_match(&feature.name) {
+                    let mut message = format!(
+                        "The feature name \"{}\" does not match the project's naming pattern \"{}\"",
+                        feature.name, naming.pattern
+                    );
+                    if let Some(example) = &naming.example {
+                        message.push_str(&format!(" (for example \"{example}\")"));
+                    }
+                    return Err(Error::invalid_at("name", message));
+                }
+            }
+            let mut changes = ChangeSet::new();
+            if let Some(limit) = current.feature_limit {
+                let all = self.store.list(Collection::Features, "").await?;
+                let mut active = 0u64;
+                for (id, record) in &all.records {
+                    let existing: FeatureRecord = decode(&feature_key(id), &record.value)?;
+                    if existing.project == project && !existing.archived {
+                        active += 1;
+                    }
+                }
+                if active >= u64::from(limit) {
+                    return Err(Error::invalid_at(
+                        "name",
+                        format!(
+                            "Failed to create feature flag. You can't create more than the established limit of {limit}."
+                        ),
+                    ));
+                }
+                changes.expect_collection(Collection::Features, all.revision);
+            }
+            let record = FeatureRecord {
+                name: feature.name.clone(),
+                project: project.to_owned(),
+                feature_type: feature
+                    .feature_type
+                    .clone()
+                    .unwrap_or_else(|| "release".to_owned()),
+                description: feature.description.clone(),
+                impression_data: feature.impression_data.unwrap_or(false),
+                stale: false,
+                archived: false,
+                archived_at: None,
+                created_at: Utc::now(),
+            };
+            changes
+                .expect_revision(pkey.clone(), revision_of(project_record.as_ref()))
+                .expect_revision(fkey.clone(), Revision::ABSENT)
+                .put(fkey.clone(), encode(&fkey, &record)?)
+                .event(event(
+                    caller,
+                    "feature-created",
+                    Some(project),
+                    Some(&feature.name),
+                    None,
+                    None,
+                    Some(encode(&fkey, &record)?),
+                ));
+            self.store.commit(changes).await?;
+            Ok(feature_view(&record, &current, &[]))
+        })
+    }
+
+    /// The feature `name` of `project`, with its environments. A feature of another project
+    /// is [`Error::NotFound`] here, as if it did not exist.
+    pub async fn feature(&self, caller: &Caller, project: &str, name: &str) -> Result<Feature> {
+        self.require(caller, &[]).await?;
+        let (pkey, fkey) = (project_key(project), feature_key(name));
+        let [project_record, feature_record] = self.read(&[pkey.clone(), fkey.clone()]).await?;
+        let current: Project = decode_opt(&pkey, project_record.as_ref())?
+            .ok_or_else(|| project_not_found(project))?;
+        let record: FeatureRecord = decode_opt(&fkey, feature_record.as_ref())?
+            .filter(|f: &FeatureRecord| f.project == project)
+            .ok_or_else(|| feature_not_found(name, project))?;
+        let listing = self
+            .store
+            .list(Collection::FeatureEnvironments, &format!("{name}{SEP}"))
+            .await?;
+        let mut environments = Vec::new();
+        for (id, stored) in &listing.records {
+            let env = id.split_once(SEP).map_or(id.as_str(), |(_, env)| env);
+            let fe: FeatureEnvironmentRecord = decode(
+                &crate::store::Key::new(Collection::FeatureEnvironments, id.clone()),
+                &stored.value,
+            )?;
+            environments.push((env.to_owned(), fe));
+        }
+        Ok(feature_view(&record, &current, &environments))
+    }
+
+    /// Archive the feature `name` of `project`. Needs `DELETE_FEATURE` in the project.
+    /// Archiving an archived feature changes nothing and succeeds.
+    pub async fn archive_feature(&self, caller: &Caller, project: &str, name: &str) -> Result<()> {
+        self.require(
+            caller,
+            &[Check::project(Permission::DeleteFeature, project)],
+        )
+        .await?;
+        retrying!("archive_feature", async {
+            let (pkey, fkey) = (project_key(project), feature_key(name));
+            let [project_record, feature_record] = self.read(&[pkey.clone(), fkey.clone()]).await?;
+            if project_record.is_none() {
+                return Err(project_not_found(project));
+            }
+            let mut record: FeatureRecord = decode_opt(&fkey, feature_record.as_ref())?
+                .filter(|f: &FeatureRecord| f.project == project)
+                .ok_or_else(|| feature_not_found(name, project))?;
+            if record.archived {
+                return Ok(());
+            }
+            record.archived = true;
+            record.archived_at = Some(Utc::now());
+            let mut changes = ChangeSet::new();
+            changes
+                .expect_revision(fkey.clone(), revision_of(feature_record.as_ref()))
+                .put(fkey.clone(), encode(&fkey, &record)?)
+                .event(event(
+                    caller,
+                    "feature-archived",
+                    Some(project),
+                    Some(name),
+                    None,
+                    None,
+                    None,
+                ));
+            self.store.commit(changes).await?;
+            Ok(())
+        })
+    }
+
+    /// The project the feature `name` belongs to (archived or not), for the routes that name
+    /// a feature without its project (`/api/admin/features/{featureName}/…`). Any valid key
+    /// may ask; an unknown feature is [`Error::NotFound`].
+    pub async fn feature_project(&self, caller: &Caller, name: &str) -> Result<String> {
+        self.require(caller, &[]).await?;
+        let key = feature_key(name);
+        let record: Option<FeatureRecord> = decode_opt(&key, self.store.get(&key).await?.as_ref())?;
+        record
+            .map(|f| f.project)
+            .ok_or_else(|| Error::not_found(format!("There's no feature named \"{name}\".")))
+    }
+}
+
+/// The wire view of a stored feature: every environment of its project, with the stored
+/// configuration where there is one and the default (disabled, nothing configured) elsewhere.
+pub(crate) fn feature_view(
+    record: &FeatureRecord,
+    project: &Project,
+    stored: &[(String, FeatureEnvironmentRecord)],
+) -> Feature {
+    let default = FeatureEnvironmentRecord::default();
+    let environments = project
+        .environments
+        .iter()
+        .enumerate()
+        .map(|(i, env)| {
+            let fe = stored
+                .iter()
+                .find(|(name, _)| name == env)
+                .map_or(&default, |(_, fe)| fe);
+            FeatureEnvironment {
+                name: env.clone(),
+                feature_name: Some(record.name.clone()),
+                environment: Some(env.clone()),
+                enabled: fe.enabled,
+                sort_order: i64::try_from(i).ok(),
+                variant_count: u32::try_from(fe.variants.len()).ok(),
+                variants: Some(fe.variants.clone()),
+                has_strategies: Some(!fe.strategies.is_empty()),
+                ..FeatureEnvironment::default()
+            }
+        })
+        .collect();
+    Feature {
+        name: record.name.clone(),
+        feature_type: Some(record.feature_type.clone()),
+        description: Some(record.description.clone()),
+        archived: Some(record.archived),
+        project: Some(record.project.clone()),
+        stale: Some(record.stale),
+        impression_data: Some(record.impression_data),
+        created_at: Some(Some(record.created_at)),
+        archived_at: record.archived_at.map(Some),
+        environments: Some(environments),
+        ..Feature::default()
+    }
+}
+
+/// A feature naming pattern as a regex that must match the whole name.
+pub(crate) fn naming_regex(pattern: &str) -> std::result::Result<regex::Regex, String> {
+    crate::names::naming_regex(pattern)
+}
+
+pub(crate) fn project_not_found(project: &str) -> Error {
+    Error::not_found(format!("There's no project with id \"{project}\"."))
+}
+
+pub(crate) fn environment_not_found(environment: &str) -> Error {
+    Error::not_found(format!("There's no environment named \"{environment}\"."))
+}
+
+pub(crate) fn feature_not_found(feature: &str, project: &str) -> Error {
+    Error::not_found(format!(
+        "There's no feature named \"{feature}\" in project \"{project}\"."
+    ))
+}

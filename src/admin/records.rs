@@ -1,0 +1,182 @@
+//! How the facade files its data in a store: the record shapes and their keys.
+//!
+//! Records are JSON values; these types are their schema. Everything here is private to the
+//! crate, so the stored shape can evolve behind the public API.
+
+use chrono::{DateTime, Utc};
+use serde::de::DeserializeOwned;
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use crate::error::{Error, Result};
+use crate::model::{FeatureStrategy, Variant};
+use crate::store::{Collection, Key, StoreError, Versioned};
+
+/// The separator inside composite ids. A unit separator cannot occur in a URL-friendly name,
+/// so `feature\u{1f}environment` is unambiguous and all of a feature's environments share the
+/// prefix `feature\u{1f}`.
+pub(crate) const SEP: char = '\u{1f}';
+
+pub(crate) fn project_key(id: &str) -> Key {
+    Key::new(Collection::Projects, id)
+}
+
+pub(crate) fn environment_key(name: &str) -> Key {
+    Key::new(Collection::Environments, name)
+}
+
+pub(crate) fn feature_key(name: &str) -> Key {
+    Key::new(Collection::Features, name)
+}
+
+pub(crate) fn feature_environment_key(feature: &str, environment: &str) -> Key {
+    Key::new(
+        Collection::FeatureEnvironments,
+        format!("{feature}{SEP}{environment}"),
+    )
+}
+
+/// A feature as stored.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub(crate) struct FeatureRecord {
+    pub name: String,
+    pub project: String,
+    #[serde(rename = "type")]
+    pub feature_type: String,
+    #[serde(default)]
+    pub description: Option<String>,
+    #[serde(default)]
+    pub impression_data: bool,
+    #[serde(default)]
+    pub stale: bool,
+    #[serde(default)]
+    pub archived: bool,
+    #[serde(default)]
+    pub archived_at: Option<DateTime<Utc>>,
+    pub created_at: DateTime<Utc>,
+}
+
+/// A feature's configuration in one environment, as stored. A feature whose project has the
+/// environment but that has no record yet is disabled there with no variants and no
+/// strategies: records are written on first change, so enabling an environment for a project
+/// costs one write however many features it holds.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub(crate) struct FeatureEnvironmentRecord {
+    #[serde(default)]
+    pub enabled: bool,
+    #[serde(default)]
+    pub variants: Vec<Variant>,
+    #[serde(default)]
+    pub strategies: Vec<FeatureStrategy>,
+}
+
+/// Decode the record at `key`.
+pub(crate) fn decode<T: DeserializeOwned>(key: &Key, value: &Value) -> Result<T> {
+    T::deserialize(value).map_err(|source| {
+        Error::Store(StoreError::Encoding {
+            what: format!("record {key}"),
+            source,
+        })
+    })
+}
+
+/// Decode an optional record.
+pub(crate) fn decode_opt<T: DeserializeOwned>(
+    key: &Key,
+    record: Option<&Versioned>,
+) -> Result<Option<T>> {
+    record.map(|r| decode(key, &r.value)).transpose()
+}
+
+/// Encode a record.
+pub(crate) fn encode<T: Serialize>(key: &Key, value: &T) -> Result<Value> {
+    serde_json::to_value(value).map_err(|source| {
+        Error::Store(StoreError::Encoding {
+            what: format!("record {key}"),
+            source,
+        })
+    })
+}
+
+/// The revision of an optional record ([`Revision::ABSENT`](crate::store::Revision::ABSENT)
+/// when there is none).
+pub(crate) fn revision_of(record: Option<&Versioned>) -> crate::store::Revision {
+    record.map_or(crate::store::Revision::ABSENT, |r| r.revision)
+}
+
+pub(crate) fn strategy_definition_key(name: &str) -> Key {
+    Key::new(Collection::StrategyDefinitions, name)
+}
+
+pub(crate) fn segment_key(id: i64) -> Key {
+    Key::new(Collection::Segments, id.to_string())
+}
+
+/// The counter that hands out segment ids.
+pub(crate) fn segment_sequence_key() -> Key {
+    Key::new(Collection::Sequences, "segments")
+}
+
+pub(crate) fn context_field_key(name: &str) -> Key {
+    Key::new(Collection::ContextFields, name)
+}
+
+pub(crate) fn tag_type_key(name: &str) -> Key {
+    Key::new(Collection::TagTypes, name)
+}
+
+pub(crate) fn feature_tags_key(feature: &str) -> Key {
+    Key::new(Collection::FeatureTags, feature)
+}
+
+pub(crate) fn feature_dependencies_key(feature: &str) -> Key {
+    Key::new(Collection::FeatureDependencies, feature)
+}
+
+/// A counter of [`Collection::Sequences`]: the last id handed out.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+pub(crate) struct SequenceRecord {
+    pub last: i64,
+}
+
+/// A context field as stored (the built-ins are not stored).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub(crate) struct ContextFieldRecord {
+    pub name: String,
+    #[serde(default)]
+    pub description: Option<String>,
+    #[serde(default)]
+    pub stickiness: bool,
+    #[serde(default)]
+    pub sort_order: i64,
+    #[serde(default)]
+    pub legal_values: Vec<crate::model::LegalValue>,
+    pub created_at: DateTime<Utc>,
+}
+
+/// A tag type as stored (the built-in `simple` is not stored).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub(crate) struct TagTypeRecord {
+    pub name: String,
+    #[serde(default)]
+    pub description: Option<String>,
+    #[serde(default)]
+    pub icon: Option<String>,
+    #[serde(default)]
+    pub color: Option<String>,
+}
+
+/// A feature's tags as stored, in the order they were added.
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+pub(crate) struct FeatureTagsRecord {
+    pub tags: Vec<crate::model::Tag>,
+}
+
+/// A feature's parents as stored: `enabled` and `variants` always filled in.
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+pub(crate) struct FeatureDependenciesRecord {
+    pub parents: Vec<crate::model::ParentDependency>,
+}

@@ -1,0 +1,113 @@
+//! Segments: named constraint sets strategies attach by id (create, read, list).
+
+use super::projects::project_not_found;
+use super::records::{
+    SequenceRecord, decode_opt, encode, project_key, revision_of, segment_key, segment_sequence_key,
+};
+use super::{Check, ToggleAdmin, event};
+use crate::auth::{Caller, Permission};
+use crate::error::{Error, Result};
+use crate::import::{Issues, check_constraints};
+use crate::model::{NewSegment, Segment};
+use crate::store::{ChangeSet, Collection, Revision};
+
+impl ToggleAdmin {
+    /// Create a segment. Needs `CREATE_SEGMENT` (in the segment's project when it has one).
+    ///
+    /// The name must be 1–100 characters and not taken by another segment
+    /// ([`Error::NameExists`]); the project, when given, must exist; constraints are checked
+    /// per operator against the context fields as for strategies (every problem listed). The
+    /// id is the next of a counter, starting at 1. Event `segment-created`.
+    pub async fn create_segment(&self, caller: &Caller, segment: &NewSegment) -> Result<Segment> {
+        let check = match &segment.project {
+            Some(project) => Check::project(Permission::CreateSegment, project),
+            None => Check::root(Permission::CreateSegment),
+        };
+        self.require(caller, &[check]).await?;
+        let length = segment.name.chars().count();
+        if !(1..=100).contains(&length) || segment.name.trim().is_empty() {
+            return Err(Error::invalid_at(
+                "name",
+                "a segment name has 1–100 characters",
+            ));
+        }
+        let raw = serde_json::to_value(&segment.constraints).map_err(|e| {
+            Error::invalid_at(
+                "constraints",
+                format!("the constraints cannot be encoded: {e}"),
+            )
+        })?;
+        retrying!("create_segment", async {
+            let (fields_rev, fields) = self.context_field_map().await?;
+            let mut issues = Issues::default();
+            let lookup = |name: &str| fields.get(name).cloned();
+            let constraints = check_constraints(Some(&raw), "constraints", &lookup, &mut issues);
+            if let Some(error) = issues.into_error() {
+                return Err(error);
+            }
+            let (segments_rev, existing) = self.segment_list().await?;
+            if existing.iter().any(|s| s.name == segment.name) {
+                return Err(Error::name_exists(format!(
+                    "A segment named \"{}\" already exists.",
+                    segment.name
+                )));
+            }
+            let mut changes = ChangeSet::new();
+            if let Some(project) = &segment.project {
+                let key = project_key(project);
+                let [record] = self.read(std::array::from_ref(&key)).await?;
+                if record.is_none() {
+                    return Err(project_not_found(project));
+                }
+                changes.expect_revision(key, revision_of(record.as_ref()));
+            }
+            let seq_key = segment_sequence_key();
+            let [seq_record] = self.read(std::array::from_ref(&seq_key)).await?;
+            let mut sequence: SequenceRecord =
+                decode_opt(&seq_key, seq_record.as_ref())?.unwrap_or_default();
+            sequence.last += 1;
+            let created = Segment {
+                id: sequence.last,
+                name: segment.name.clone(),
+                description: segment.description.clone(),
+                project: segment.project.clone(),
+                constraints: constraints.unwrap_or_default(),
+                created_at: Some(chrono::Utc::now()),
+            };
+            let key = segment_key(created.id);
+            let value = encode(&key, &created)?;
+            changes
+                .expect_revision(seq_key.clone(), revision_of(seq_record.as_ref()))
+                .expect_revision(key.clone(), Revision::ABSENT)
+                .expect_collection(Collection::Segments, segments_rev)
+                .expect_collection(Collection::ContextFields, fields_rev)
+                .put(seq_key.clone(), encode(&seq_key, &sequence)?)
+                .put(key, value.clone())
+                .event(event(
+                    caller,
+                    "segment-created",
+                    created.project.as_deref(),
+                    None,
+                    None,
+                    None,
+                    Some(value),
+                ));
+            self.store.commit(changes).await?;
+            Ok(created)
+        })
+    }
+
+    /// Every segment, by id. Any valid key may read them.
+    pub async fn segments(&self, caller: &Caller) -> Result<Vec<Segment>> {
+        self.require(caller, &[]).await?;
+        Ok(self.segment_list().await?.1)
+    }
+
+    /// The segment `id`.
+    pub async fn segment(&self, caller: &Caller, id: i64) -> Result<Segment> {
+        self.require(caller, &[]).await?;
+        let key = segment_key(id);
+        decode_opt(&key, self.store.get(&key).await?.as_ref())?
+            .ok_or_else(|| Error::not_found(format!("There's no segment with id {id}.")))
+    }
+}

@@ -1,0 +1,443 @@
+//! Users, groups and custom roles: who can hold a role.
+//!
+//! Ids are positive integers handed out by a counter record in [`Collection::Sequences`],
+//! which each creation advances under a precondition: two concurrent creations can never get
+//! the same id, whatever the store.
+
+use std::collections::BTreeSet;
+
+use chrono::Utc;
+use serde::{Deserialize, Serialize};
+use serde_json::json;
+
+use super::records::{decode, decode_opt, encode, revision_of};
+use super::{Check, ToggleAdmin, event};
+use crate::access::{
+    self, Group, LAST_BUILTIN_ROLE, Role, RolePermission, RoleType, User, VIEWER_ROLE,
+};
+use crate::auth::{Caller, Permission};
+use crate::error::{Error, ErrorDetail, Result};
+use crate::store::{ChangeSet, Collection, Key, Listing, Revision};
+
+/// A user to create.
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct NewUser {
+    /// The login name; a user needs a username, an email, or both.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub username: Option<String>,
+    /// The email address (must contain `@`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub email: Option<String>,
+    /// The display name.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub name: Option<String>,
+    /// The root role: Admin 1, Editor 2 or Viewer 3; Viewer when absent.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub root_role: Option<i64>,
+}
+
+/// A group to create.
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct NewGroup {
+    /// 1–100 characters, unique among groups.
+    pub name: String,
+    /// What the group is.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub description: Option<String>,
+    /// The ids of its members; each must be a user that exists.
+    #[serde(default)]
+    pub users: Vec<i64>,
+}
+
+/// A custom project role to create.
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct NewRole {
+    /// 1–100 characters, unique among roles (built-in ones included).
+    pub name: String,
+    /// What the role is for.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub description: Option<String>,
+    /// Project and environment permissions, each in every environment or in one.
+    #[serde(default)]
+    pub permissions: Vec<RolePermission>,
+}
+
+pub(crate) fn user_key(id: i64) -> Key {
+    Key::new(Collection::Users, id.to_string())
+}
+
+pub(crate) fn group_key(id: i64) -> Key {
+    Key::new(Collection::Groups, id.to_string())
+}
+
+pub(crate) fn role_key(id: i64) -> Key {
+    Key::new(Collection::Roles, id.to_string())
+}
+
+/// The next id a counter hands out, with what the change set must check and write.
+struct NextId {
+    id: i64,
+    key: Key,
+    read_at: Revision,
+}
+
+impl NextId {
+    /// Advance the counter in `changes`, on condition that nobody else did since it was read.
+    fn claim(&self, changes: &mut ChangeSet) {
+        changes
+            .expect_revision(self.key.clone(), self.read_at)
+            .put(self.key.clone(), json!(self.id));
+    }
+}
+
+impl ToggleAdmin {
+    /// Create a user. Needs `MANAGE_USERS` (Admins have it).
+    ///
+    /// The user needs a username or an email (with an `@`); both are unique among users,
+    /// ignoring case ([`Error::NameExists`]). The root role must be Admin 1, Editor 2 or
+    /// Viewer 3 (default). The id is the next of the `users` counter: 1, 2, 3 …
+    pub async fn create_user(&self, caller: &Caller, user: &NewUser) -> Result<User> {
+        self.require(caller, &[Check::root(Permission::ManageUsers)])
+            .await?;
+        let trimmed = |s: &Option<String>| {
+            s.as_deref()
+                .map(str::trim)
+                .filter(|s| !s.is_empty())
+                .map(str::to_owned)
+        };
+        let (username, email, name) = (
+            trimmed(&user.username),
+            trimmed(&user.email),
+            trimmed(&user.name),
+        );
+        let root_role = user.root_role.unwrap_or(VIEWER_ROLE);
+        let mut problems = Vec::new();
+        if username.is_none() && email.is_none() {
+            problems.push(ErrorDetail::at(
+                "username",
+                "a user needs a username or an email",
+            ));
+        }
+        if email.as_deref().is_some_and(|e| !e.contains('@')) {
+            problems.push(ErrorDetail::at("email", "an email address contains an @"));
+        }
+        if access::builtin_role(root_role).is_none_or(|r| r.role_type != RoleType::Root) {
+            problems.push(ErrorDetail::at(
+                "rootRole",
+                format!("{root_role} is not a root role (Admin 1, Editor 2, Viewer 3)"),
+            ));
+        }
+        if !problems.is_empty() {
+            return Err(Error::validation("The user is not valid.", problems));
+        }
+        retrying!("create_user", async {
+            let existing = self.store.list(Collection::Users, "").await?;
+            let users: Vec<User> = decode_listing(Collection::Users, &existing)?;
+            let same = |a: &Option<String>, b: &Option<String>| matches!((a, b), (Some(a), Some(b)) if a.eq_ignore_ascii_case(b));
+            if let Some(taken) = users
+                .iter()
+                .find(|u| same(&u.username, &username) || same(&u.email, &email))
+            {
+                return Err(Error::name_exists(format!(
+                    "User {} already has this username or email.",
+                    taken.id
+                )));
+            }
+            let next = self.next_id("users", 0).await?;
+            let created = User {
+                id: next.id,
+                username: username.clone(),
+                email: email.clone(),
+                name: name.clone(),
+                root_role,
+                created_at: Utc::now(),
+            };
+            let key = user_key(created.id);
+            let mut changes = ChangeSet::new();
+            next.claim(&mut changes);
+            changes
+                .expect_collection(Collection::Users, existing.revision)
+                .expect_revision(key.clone(), Revision::ABSENT)
+                .put(key.clone(), encode(&key, &created)?)
+                .event(event(
+                    caller,
+                    "user-created",
+                    None,
+                    None,
+                    None,
+                    None,
+                    Some(encode(&key, &created)?),
+                ));
+            self.store.commit(changes).await?;
+            Ok(created)
+        })
+    }
+
+    /// The user `id`. Any valid key may read it.
+    pub async fn user(&self, caller: &Caller, id: i64) -> Result<User> {
+        self.require(caller, &[]).await?;
+        let key = user_key(id);
+        decode_opt(&key, self.store.get(&key).await?.as_ref())?
+            .ok_or_else(|| Error::not_found(format!("There is no user with id {id}.")))
+    }
+
+    /// Every user, by id. Any valid key may read them.
+    pub async fn users(&self, caller: &Caller) -> Result<Vec<User>> {
+        self.require(caller, &[]).await?;
+        let listing = self.store.list(Collection::Users, "").await?;
+        let mut users: Vec<User> = decode_listing(Collection::Users, &listing)?;
+        users.sort_by_key(|u| u.id);
+        Ok(users)
+    }
+
+    /// Create a group. Needs `MANAGE_USERS`. The name is 1–100 characters and unique among
+    /// groups ([`Error::NameExists`]); every member must be a user that exists (one 400
+    /// listing the unknown ids); repeated members are merged.
+    pub async fn create_group(&self, caller: &Caller, group: &NewGroup) -> Result<Group> {
+        self.require(caller, &[Check::root(Permission::ManageUsers)])
+            .await?;
+        let name = group.name.trim();
+        if name.is_empty() || name.chars().count() > 100 {
+            return Err(Error::invalid_at(
+                "name",
+                "a group's name must be 1 to 100 characters",
+            ));
+        }
+        retrying!("create_group", async {
+            let existing = self.store.list(Collection::Groups, "").await?;
+            let groups: Vec<Group> = decode_listing(Collection::Groups, &existing)?;
+            if groups.iter().any(|g| g.name == name) {
+                return Err(Error::name_exists(format!(
+                    "A group named \"{name}\" already exists."
+                )));
+            }
+            let mut changes = ChangeSet::new();
+            let users = self.existing_users(&group.users, &mut changes).await?;
+            let next = self.next_id("groups", 0).await?;
+            let created = Group {
+                id: next.id,
+                name: name.to_owned(),
+                description: group.description.clone(),
+                users,
+                created_at: Utc::now(),
+            };
+            let key = group_key(created.id);
+            next.claim(&mut changes);
+            changes
+                .expect_collection(Collection::Groups, existing.revision)
+                .expect_revision(key.clone(), Revision::ABSENT)
+                .put(key.clone(), encode(&key, &created)?)
+                .event(event(
+                    caller,
+                    "group-created",
+                    None,
+                    None,
+                    None,
+                    None,
+                    Some(encode(&key, &created)?),
+                ));
+            self.store.commit(changes).await?;
+            Ok(created)
+        })
+    }
+
+    /// Replace the members of group `id`. Needs `MANAGE_USERS`. Every member must be a user
+    /// that exists; the change takes effect at the members' next permission check.
+    pub async fn set_group_users(&self, caller: &Caller, id: i64, users: &[i64]) -> Result<Group> {
+        self.require(caller, &[Check::root(Permission::ManageUsers)])
+            .await?;
+        retrying!("set_group_users", async {
+            let key = group_key(id);
+            let record = self.store.get(&key).await?;
+            let current: Group = decode_opt(&key, record.as_ref())?
+                .ok_or_else(|| Error::not_found(format!("There is no group with id {id}.")))?;
+            let mut changes = ChangeSet::new();
+            let members = self.existing_users(users, &mut changes).await?;
+            let updated = Group {
+                users: members,
+                ..current.clone()
+            };
+            changes
+                .expect_revision(key.clone(), revision_of(record.as_ref()))
+                .put(key.clone(), encode(&key, &updated)?)
+                .event(event(
+                    caller,
+                    "group-updated",
+                    None,
+                    None,
+                    None,
+                    Some(encode(&key, &current)?),
+                    Some(encode(&key, &updated)?),
+                ));
+            self.store.commit(changes).await?;
+            Ok(updated)
+        })
+    }
+
+    /// The group `id`. Any valid key may read it.
+    pub async fn group(&self, caller: &Caller, id: i64) -> Result<Group> {
+        self.require(caller, &[]).await?;
+        let key = group_key(id);
+        decode_opt(&key, self.store.get(&key).await?.as_ref())?
+            .ok_or_else(|| Error::not_found(format!("There is no group with id {id}.")))
+    }
+
+    /// Every group, by id. Any valid key may read them.
+    pub async fn groups(&self, caller: &Caller) -> Result<Vec<Group>> {
+        self.require(caller, &[]).await?;
+        let listing = self.store.list(Collection::Groups, "").await?;
+        let mut groups: Vec<Group> = decode_listing(Collection::Groups, &listing)?;
+        groups.sort_by_key(|g| g.id);
+        Ok(groups)
+    }
+
+    /// Create a custom project role. Needs `MANAGE_USERS`.
+    ///
+    /// The name is 1–100 characters and unique among roles, built-in ones included, ignoring
+    /// case ([`Error::NameExists`]). Each permission must be a project or environment
+    /// permission; only environment permissions may name an environment, which must exist.
+    /// Ids continue after the built-in roles: 6, 7, 8 …
+    pub async fn create_role(&self, caller: &Caller, role: &NewRole) -> Result<Role> {
+        self.require(caller, &[Check::root(Permission::ManageUsers)])
+            .await?;
+        let name = role.name.trim();
+        if name.is_empty() || name.chars().count() > 100 {
+            return Err(Error::invalid_at(
+                "name",
+                "a role's name must be 1 to 100 characters",
+            ));
+        }
+        retrying!("create_role", async {
+            let environments = self.store.list(Collection::Environments, "").await?;
+            let names: Vec<String> = environments
+                .records
+                .iter()
+                .map(|(id, _)| id.clone())
+                .collect();
+            let problems = access::custom_role_problems(&role.permissions, &names);
+            if !problems.is_empty() {
+                let details = problems
+                    .into_iter()
+                    .map(|(i, message)| ErrorDetail::at(format!("permissions[{i}]"), message))
+                    .collect();
+                return Err(Error::validation("The role is not valid.", details));
+            }
+            let existing = self.store.list(Collection::Roles, "").await?;
+            let mut roles: Vec<Role> = decode_listing(Collection::Roles, &existing)?;
+            roles.extend(access::builtin_roles());
+            if roles.iter().any(|r| r.name.eq_ignore_ascii_case(name)) {
+                return Err(Error::name_exists(format!(
+                    "A role named \"{name}\" already exists."
+                )));
+            }
+            let mut permissions = role.permissions.clone();
+            permissions.sort();
+            permissions.dedup();
+            let next = self.next_id("roles", LAST_BUILTIN_ROLE).await?;
+            let created = Role {
+                id: next.id,
+                name: name.to_owned(),
+                description: role.description.clone(),
+                role_type: RoleType::Custom,
+                permissions,
+            };
+            let key = role_key(created.id);
+            let mut changes = ChangeSet::new();
+            next.claim(&mut changes);
+            changes
+                .expect_collection(Collection::Roles, existing.revision)
+                .expect_collection(Collection::Environments, environments.revision)
+                .expect_revision(key.clone(), Revision::ABSENT)
+                .put(key.clone(), encode(&key, &created)?)
+                .event(event(
+                    caller,
+                    "role-created",
+                    None,
+                    None,
+                    None,
+                    None,
+                    Some(encode(&key, &created)?),
+                ));
+            self.store.commit(changes).await?;
+            Ok(created)
+        })
+    }
+
+    /// The role `id`, built-in or custom. Any valid key may read it.
+    pub async fn role(&self, caller: &Caller, id: i64) -> Result<Role> {
+        self.require(caller, &[]).await?;
+        if let Some(role) = access::builtin_role(id) {
+            return Ok(role);
+        }
+        let key = role_key(id);
+        decode_opt(&key, self.store.get(&key).await?.as_ref())?
+            .ok_or_else(|| Error::not_found(format!("There is no role with id {id}.")))
+    }
+
+    /// Every role, built-in ones first, by id. Any valid key may read them.
+    pub async fn roles(&self, caller: &Caller) -> Result<Vec<Role>> {
+        self.require(caller, &[]).await?;
+        let listing = self.store.list(Collection::Roles, "").await?;
+        let mut roles = access::builtin_roles();
+        roles.extend(decode_listing::<Role>(Collection::Roles, &listing)?);
+        roles.sort_by_key(|r| r.id);
+        Ok(roles)
+    }
+
+    /// The next id of counter `name`, never at or below `floor`.
+    async fn next_id(&self, name: &str, floor: i64) -> Result<NextId> {
+        let key = Key::new(Collection::Sequences, name);
+        let record = self.store.get(&key).await?;
+        let last: i64 = decode_opt(&key, record.as_ref())?.unwrap_or(0);
+        Ok(NextId {
+            id: last.max(floor) + 1,
+            key,
+            read_at: revision_of(record.as_ref()),
+        })
+    }
+
+    /// `ids` ascending without repeats, if each is a user that exists; the change set then
+    /// requires that they still do. Otherwise one 400 naming every unknown id.
+    async fn existing_users(&self, ids: &[i64], changes: &mut ChangeSet) -> Result<Vec<i64>> {
+        let unique: BTreeSet<i64> = ids.iter().copied().collect();
+        let keys: Vec<Key> = unique.iter().map(|id| user_key(*id)).collect();
+        let found = self.store.get_many(&keys).await?;
+        let mut details = Vec::new();
+        let mut unknown = Vec::new();
+        for (id, record) in unique.iter().zip(&found) {
+            if record.is_none() {
+                unknown.push(id.to_string());
+                let at = ids.iter().position(|u| u == id).unwrap_or_default();
+                details.push(ErrorDetail::at(
+                    format!("users[{at}]"),
+                    format!("there is no user with id {id}"),
+                ));
+            }
+        }
+        if !details.is_empty() {
+            return Err(Error::validation(
+                format!("These user ids do not exist: {}.", unknown.join(", ")),
+                details,
+            ));
+        }
+        for (key, record) in keys.into_iter().zip(&found) {
+            changes.expect_revision(key, revision_of(record.as_ref()));
+        }
+        Ok(unique.into_iter().collect())
+    }
+}
+
+/// Every record of a listing, decoded.
+pub(crate) fn decode_listing<T: serde::de::DeserializeOwned>(
+    collection: Collection,
+    listing: &Listing,
+) -> Result<Vec<T>> {
+    listing
+        .records
+        .iter()
+        .map(|(id, record)| decode(&Key::new(collection, id.clone()), &record.value))
+        .collect()
+}

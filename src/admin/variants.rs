@@ -1,0 +1,308 @@
+//! The variants of a feature in an environment: patch (the first operation of the
+//! specification), replace, read.
+
+use std::borrow::Cow;
+
+use json_patch::Patch;
+use serde::Deserialize;
+use serde_json::{Map, Value};
+
+use super::projects::{environment_not_found, feature_not_found, project_not_found};
+use super::records::{
+    FeatureEnvironmentRecord, decode, encode, environment_key, feature_environment_key,
+    feature_key, project_key, revision_of,
+};
+use super::{Check, ToggleAdmin, event};
+use crate::auth::{Caller, Permission};
+use crate::error::{Error, Result};
+use crate::model::{FeatureVariants, Variant};
+use crate::store::{ChangeSet, Key, Revision, StoreError, Versioned};
+
+/// The version of the feature-variants schema, sent as `version` (not a revision).
+const VARIANTS_SCHEMA_VERSION: u32 = 1;
+
+/// A feature environment as read for a change, with the revisions to commit against.
+///
+/// Only what the variant operations need is decoded: the project's environments, the
+/// feature's project and archived flag (once), and the variant list; the rest of the feature
+/// environment (its strategies) stays the stored JSON and is written back as it is.
+struct Target {
+    feature_key: Key,
+    feature_revision: Revision,
+    archived: bool,
+    fe_key: Key,
+    fe_record: Option<Versioned>,
+    project_key: Key,
+    project_revision: Revision,
+}
+
+impl Target {
+    /// The stored variant list as JSON (`[]` when the feature environment has no record yet
+    /// or no `variants` member), exactly as it was encoded from [`Variant`]s.
+    fn variants_json(&self) -> &Value {
+        static EMPTY: Value = Value::Array(Vec::new());
+        self.fe_record
+            .as_ref()
+            .and_then(|r| r.value.get("variants"))
+            .filter(|v| !v.is_null())
+            .unwrap_or(&EMPTY)
+    }
+
+    /// The stored variants, decoded.
+    fn variants(&self) -> Result<Vec<Variant>> {
+        decode(&self.fe_key, self.variants_json())
+    }
+}
+
+/// The part of a stored project the variant operations read.
+#[derive(Deserialize)]
+struct ProjectEnvironments<'a> {
+    #[serde(borrow, default)]
+    environments: Vec<Cow<'a, str>>,
+}
+
+/// The part of a stored feature the variant operations read.
+#[derive(Deserialize)]
+struct FeatureHead<'a> {
+    #[serde(borrow)]
+    project: Cow<'a, str>,
+    #[serde(default)]
+    archived: bool,
+}
+
+impl ToggleAdmin {
+    /// Apply a JSON Patch (RFC 6902) to the variants of `feature` in `environment`, and return
+    /// the resulting variants: `PATCH
+    /// /api/admin/projects/{projectId}/features/{featureName}/environments/{environment}/variants`.
+    ///
+    /// Needs `UPDATE_FEATURE_ENVIRONMENT_VARIANTS` in the project and environment.
+    ///
+    /// * The patch applies to the variant list itself (`/0`, `/-`, `/1/weight`), strictly as
+    ///   RFC 6902 and all-or-nothing: an index past the end, a missing member, a path without
+    ///   a leading `/` or a non-numeric index fails with a 400 `Could not apply provided
+    ///   patch: …` naming the operation. (Unleash silently appends, ignores or adds instead.)
+    /// * 404 when the project does not exist, the feature does not exist **in that project**
+    ///   (Unleash ignores the project), the environment does not exist, or the project does
+    ///   not have the environment; the message says which. An archived feature → 400 (Unleash
+    ///   patches it).
+    /// * The result is validated as a whole and every problem is listed with its path;
+    ///   `weightType` defaults to `variable` (Unleash silently drops such a variant) and
+    ///   `stickiness` to `default`. Weights are distributed and the list sorted exactly as
+    ///   Unleash does.
+    /// * One `feature-environment-variants-updated` event with the old and new lists is
+    ///   committed with the change. Concurrent patches never lose an update: each commits
+    ///   against the revision it read and re-reads on conflict.
+    pub async fn patch_variants(
+        &self,
+        caller: &Caller,
+        project: &str,
+        feature: &str,
+        environment: &str,
+        patch: &Patch,
+    ) -> Result<FeatureVariants> {
+        self.change_variants(caller, project, feature, environment, |current| {
+            let patched = crate::variants::apply_patch_json(current, patch)?;
+            crate::variants::normalise_variants(&patched)
+        })
+        .await
+    }
+
+    /// Replace the variants of `feature` in `environment`: `PUT …/variants`. The same
+    /// permission, checks, validation, weighting, ordering and event as
+    /// [`patch_variants`](Self::patch_variants).
+    pub async fn set_variants(
+        &self,
+        caller: &Caller,
+        project: &str,
+        feature: &str,
+        environment: &str,
+        variants: &[Variant],
+    ) -> Result<FeatureVariants> {
+        let document = serde_json::to_value(variants)
+            .map_err(|e| Error::invalid_at("", format!("the variants cannot be encoded: {e}")))?;
+        self.set_variants_json(caller, project, feature, environment, &document)
+            .await
+    }
+
+    /// [`set_variants`](Self::set_variants) with the list as raw JSON (the HTTP body), so
+    /// that every problem in it can be reported with its path.
+    pub async fn set_variants_json(
+        &self,
+        caller: &Caller,
+        project: &str,
+        feature: &str,
+        environment: &str,
+        variants: &Value,
+    ) -> Result<FeatureVariants> {
+        self.change_variants(caller, project, feature, environment, |_| {
+            crate::variants::normalise_variants(variants)
+        })
+        .await
+    }
+
+    /// The variants of `feature` in `environment`: `GET …/variants`. Any valid key may read
+    /// them; the same 404s as [`patch_variants`](Self::patch_variants).
+    pub async fn variants(
+        &self,
+        caller: &Caller,
+        project: &str,
+        feature: &str,
+        environment: &str,
+    ) -> Result<FeatureVariants> {
+        self.require(caller, &[]).await?;
+        let target = self.read_target(project, feature, environment).await?;
+        Ok(FeatureVariants {
+            version: VARIANTS_SCHEMA_VERSION,
+            variants: target.variants()?,
+        })
+    }
+
+    async fn change_variants(
+        &self,
+        caller: &Caller,
+        project: &str,
+        feature: &str,
+        environment: &str,
+        decide: impl Fn(&Value) -> Result<Vec<Variant>>,
+    ) -> Result<FeatureVariants> {
+        self.require(
+            caller,
+            &[Check::environment(
+                Permission::UpdateFeatureEnvironmentVariants,
+                project,
+                environment,
+            )],
+        )
+        .await?;
+        retrying!("patch_variants", async {
+            let target = self.read_target(project, feature, environment).await?;
+            if target.archived {
+                return Err(Error::invalid_at(
+                    "featureName",
+                    format!(
+                        "The feature \"{feature}\" is archived; archived features cannot be changed."
+                    ),
+                ));
+            }
+            let old_list = target.variants_json();
+            let variants = decide(old_list)?;
+            let new_list = encode(&target.fe_key, &variants)?;
+            // The stored record with the new list; its other members (enabled, strategies)
+            // are written back as they were.
+            let mut record = match target.fe_record.as_ref().map(|r| &*r.value) {
+                Some(Value::Object(members)) => members
+                    .iter()
+                    .filter(|(name, _)| *name != "variants")
+                    .map(|(name, value)| (name.clone(), value.clone()))
+                    .collect(),
+                Some(_) => {
+                    return Err(Error::Store(StoreError::Backend {
+                        message: format!("record {} is not a JSON object", target.fe_key),
+                        source: None,
+                    }));
+                }
+                None => match encode(&target.fe_key, &FeatureEnvironmentRecord::default())? {
+                    Value::Object(members) => members,
+                    _ => Map::new(),
+                },
+            };
+            record.insert("variants".to_owned(), new_list.clone());
+            let pre_data = single("variants", old_list.clone());
+            let data = single("variants", new_list);
+            let fe_revision = revision_of(target.fe_record.as_ref());
+            let Target {
+                feature_key,
+                feature_revision,
+                fe_key,
+                project_key,
+                project_revision,
+                ..
+            } = target;
+            let mut changes = ChangeSet::new();
+            changes
+                .expect_revision(fe_key.clone(), fe_revision)
+                .expect_revision(feature_key, feature_revision)
+                .expect_revision(project_key, project_revision)
+                .put(fe_key, Value::Object(record))
+                .event(event(
+                    caller,
+                    "feature-environment-variants-updated",
+                    Some(project),
+                    Some(feature),
+                    Some(environment),
+                    Some(pre_data),
+                    Some(data),
+                ));
+            self.store.commit(changes).await?;
+            Ok(FeatureVariants {
+                version: VARIANTS_SCHEMA_VERSION,
+                variants,
+            })
+        })
+    }
+
+    /// Read a feature environment for a change, with the 404s in a fixed order: project,
+    /// feature (in that project), environment, environment of the project.
+    async fn read_target(&self, project: &str, feature: &str, environment: &str) -> Result<Target> {
+        let keys = [
+            project_key(project),
+            feature_key(feature),
+            environment_key(environment),
+            feature_environment_key(feature, environment),
+        ];
+        let [
+            project_record,
+            feature_record,
+            environment_record,
+            fe_record,
+        ] = self.read(&keys).await?;
+        let Some(project_record) = project_record else {
+            return Err(project_not_found(project));
+        };
+        let project_value: ProjectEnvironments<'_> = decode_ref(&keys[0], &project_record.value)?;
+        let feature_value: Option<FeatureHead<'_>> = feature_record
+            .as_ref()
+            .map(|r| decode_ref(&keys[1], &r.value))
+            .transpose()?;
+        let archived = match feature_value {
+            Some(f) if f.project == project => f.archived,
+            _ => return Err(feature_not_found(feature, project)),
+        };
+        if environment_record.is_none() {
+            return Err(environment_not_found(environment));
+        }
+        if !project_value.environments.iter().any(|e| e == environment) {
+            return Err(Error::not_found(format!(
+                "The environment \"{environment}\" is not enabled for project \"{project}\"."
+            )));
+        }
+        let feature_revision = revision_of(feature_record.as_ref());
+        let [project_key, feature_key, _, fe_key] = keys;
+        Ok(Target {
+            feature_key,
+            feature_revision,
+            archived,
+            fe_key,
+            fe_record,
+            project_key,
+            project_revision: project_record.revision,
+        })
+    }
+}
+
+/// `{"<name>": value}`.
+fn single(name: &str, value: Value) -> Value {
+    let mut members = Map::new();
+    members.insert(name.to_owned(), value);
+    Value::Object(members)
+}
+
+/// Decode the record at `key`, borrowing strings from it.
+fn decode_ref<'a, T: Deserialize<'a>>(key: &Key, value: &'a Value) -> Result<T> {
+    T::deserialize(value).map_err(|source| {
+        Error::Store(StoreError::Encoding {
+            what: format!("record {key}"),
+            source,
+        })
+    })
+}

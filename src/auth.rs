@@ -1,0 +1,362 @@
+//! API keys, grants and permissions.
+//!
+//! A key is a random secret (256 bits from the OS generator, via UUID v4s) shown once when
+//! created and stored only as its SHA-256 hash: the store never holds a usable secret. A
+//! presented secret is hashed and the hash looked up; equality of hashes is compared in
+//! constant time, and the lookup by hash reveals nothing about the secret.
+//!
+//! A key either is an admin key (every permission) or carries explicit grants, each a
+//! [`Permission`] optionally limited to a project and an environment, as in Unleash: a grant
+//! with no project (or environment) covers all of them.
+
+use std::fmt;
+
+use chrono::{DateTime, Utc};
+use serde::{Deserialize, Serialize};
+use sha2::{Digest, Sha256};
+
+/// A permission, by Unleash's name.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "SCREAMING_SNAKE_CASE")]
+#[non_exhaustive]
+pub enum Permission {
+    /// Everything.
+    Admin,
+    /// Create projects.
+    CreateProject,
+    /// Change a project's settings and environments.
+    UpdateProject,
+    /// Create environments.
+    CreateEnvironment,
+    /// Create features in a project.
+    CreateFeature,
+    /// Change a feature's metadata, tags and dependencies.
+    UpdateFeature,
+    /// Archive features.
+    DeleteFeature,
+    /// Enable or disable a feature in an environment.
+    UpdateFeatureEnvironment,
+    /// Change a feature's variants in an environment.
+    UpdateFeatureEnvironmentVariants,
+    /// Add strategies to a feature in an environment.
+    CreateFeatureStrategy,
+    /// Change a feature's strategies in an environment.
+    UpdateFeatureStrategy,
+    /// Remove a feature's strategies in an environment.
+    DeleteFeatureStrategy,
+    /// Create strategy definitions.
+    CreateStrategy,
+    /// Create context fields.
+    CreateContextField,
+    /// Change context fields.
+    UpdateContextField,
+    /// Create segments.
+    CreateSegment,
+    /// Change segments.
+    UpdateSegment,
+    /// Create tag types.
+    CreateTagType,
+    /// Change or delete registered applications.
+    UpdateApplication,
+    /// Change which users hold which roles in a project.
+    ProjectUserAccessWrite,
+    /// Change which groups hold which roles in a project.
+    ProjectGroupAccessWrite,
+    /// Manage users, groups and roles.
+    ManageUsers,
+    /// Add or remove a feature's parent dependencies.
+    UpdateFeatureDependency,
+}
+
+impl Permission {
+    /// Every permission.
+    pub const ALL: [Permission; 23] = [
+        Permission::Admin,
+        Permission::CreateProject,
+        Permission::UpdateProject,
+        Permission::CreateEnvironment,
+        Permission::CreateFeature,
+        Permission::UpdateFeature,
+        Permission::DeleteFeature,
+        Permission::UpdateFeatureEnvironment,
+        Permission::UpdateFeatureEnvironmentVariants,
+        Permission::CreateFeatureStrategy,
+        Permission::UpdateFeatureStrategy,
+        Permission::DeleteFeatureStrategy,
+        Permission::CreateStrategy,
+        Permission::CreateContextField,
+        Permission::UpdateContextField,
+        Permission::CreateSegment,
+        Permission::UpdateSegment,
+        Permission::CreateTagType,
+        Permission::UpdateApplication,
+        Permission::ProjectUserAccessWrite,
+        Permission::ProjectGroupAccessWrite,
+        Permission::ManageUsers,
+        Permission::UpdateFeatureDependency,
+    ];
+
+    /// Unleash's name of the permission.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Permission::Admin => "ADMIN",
+            Permission::CreateProject => "CREATE_PROJECT",
+            Permission::UpdateProject => "UPDATE_PROJECT",
+            Permission::CreateEnvironment => "CREATE_ENVIRONMENT",
+            Permission::CreateFeature => "CREATE_FEATURE",
+            Permission::UpdateFeature => "UPDATE_FEATURE",
+            Permission::DeleteFeature => "DELETE_FEATURE",
+            Permission::UpdateFeatureEnvironment => "UPDATE_FEATURE_ENVIRONMENT",
+            Permission::UpdateFeatureEnvironmentVariants => "UPDATE_FEATURE_ENVIRONMENT_VARIANTS",
+            Permission::CreateFeatureStrategy => "CREATE_FEATURE_STRATEGY",
+            Permission::UpdateFeatureStrategy => "UPDATE_FEATURE_STRATEGY",
+            Permission::DeleteFeatureStrategy => "DELETE_FEATURE_STRATEGY",
+            Permission::CreateStrategy => "CREATE_STRATEGY",
+            Permission::CreateContextField => "CREATE_CONTEXT_FIELD",
+            Permission::UpdateContextField => "UPDATE_CONTEXT_FIELD",
+            Permission::CreateSegment => "CREATE_SEGMENT",
+            Permission::UpdateSegment => "UPDATE_SEGMENT",
+            Permission::CreateTagType => "CREATE_TAG_TYPE",
+            Permission::UpdateApplication => "UPDATE_APPLICATION",
+            Permission::ProjectUserAccessWrite => "PROJECT_USER_ACCESS_WRITE",
+            Permission::ProjectGroupAccessWrite => "PROJECT_GROUP_ACCESS_WRITE",
+            Permission::ManageUsers => "MANAGE_USERS",
+            Permission::UpdateFeatureDependency => "UPDATE_FEATURE_DEPENDENCY",
+        }
+    }
+
+    /// The permission named `name` by [`Permission::as_str`].
+    pub fn from_name(name: &str) -> Option<Permission> {
+        Permission::ALL.into_iter().find(|p| p.as_str() == name)
+    }
+}
+
+impl fmt::Display for Permission {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// One permission, optionally limited to a project and an environment.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Grant {
+    /// What is allowed.
+    pub permission: Permission,
+    /// The project it is limited to; `None` (or `*`) for every project.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub project: Option<String>,
+    /// The environment it is limited to; `None` (or `*`) for every environment.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub environment: Option<String>,
+}
+
+impl Grant {
+    /// `permission` everywhere.
+    pub fn everywhere(permission: Permission) -> Self {
+        Self {
+            permission,
+            project: None,
+            environment: None,
+        }
+    }
+
+    /// `permission` in `project` (every environment).
+    pub fn in_project(permission: Permission, project: impl Into<String>) -> Self {
+        Self {
+            permission,
+            project: Some(project.into()),
+            environment: None,
+        }
+    }
+
+    /// `permission` in `project` and `environment`.
+    pub fn in_environment(
+        permission: Permission,
+        project: impl Into<String>,
+        environment: impl Into<String>,
+    ) -> Self {
+        Self {
+            permission,
+            project: Some(project.into()),
+            environment: Some(environment.into()),
+        }
+    }
+
+    /// Whether this grant satisfies a check of `permission` in `project`/`environment`, by
+    /// Unleash's rule: the permission matches or is `ADMIN`, and the grant's project and
+    /// environment are unset, `*`, or equal to the checked ones. A check without a project
+    /// (or environment) is satisfied only by a grant unlimited in it.
+    pub fn covers(
+        &self,
+        permission: Permission,
+        project: Option<&str>,
+        environment: Option<&str>,
+    ) -> bool {
+        fn scope_covers(grant: Option<&str>, checked: Option<&str>) -> bool {
+            match grant {
+                None | Some("*") => true,
+                Some(limited) => checked == Some(limited),
+            }
+        }
+        (self.permission == permission || self.permission == Permission::Admin)
+            && scope_covers(self.project.as_deref(), project)
+            && scope_covers(self.environment.as_deref(), environment)
+    }
+}
+
+/// What a key may do.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "camelCase")]
+pub enum KeyAccess {
+    /// Every permission everywhere.
+    Admin,
+    /// Exactly these grants.
+    Grants {
+        /// The grants.
+        grants: Vec<Grant>,
+    },
+    /// Whatever the user may do, resolved at each check from the user's root role and the
+    /// project roles the user holds directly or through its groups.
+    User {
+        /// The user's id.
+        user_id: i64,
+    },
+}
+
+/// An API key as stored: everything but the secret, whose hash is the record's id.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ApiKeyInfo {
+    /// The key's public id (to list and revoke it).
+    pub id: uuid::Uuid,
+    /// A name for people; shown as the author of the key's changes in the event log.
+    pub name: String,
+    /// What the key may do.
+    pub access: KeyAccess,
+    /// When it was created.
+    pub created_at: DateTime<Utc>,
+}
+
+/// A newly created key: its description and its secret, which is shown only this once.
+#[derive(Clone, PartialEq, Eq)]
+pub struct NewApiKey {
+    /// The key as stored.
+    pub info: ApiKeyInfo,
+    /// The secret to send in the `Authorization` header.
+    pub secret: String,
+}
+
+impl fmt::Debug for NewApiKey {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        // The secret stays out of logs.
+        f.debug_struct("NewApiKey")
+            .field("info", &self.info)
+            .field("secret", &"<redacted>")
+            .finish()
+    }
+}
+
+/// Who is calling: the result of [`authenticate`](crate::ToggleAdmin::authenticate).
+///
+/// Holding a `Caller` grants nothing by itself: every operation re-reads the key, so a
+/// revoked key stops working at its next call, and a user's permissions are resolved at each
+/// check.
+#[derive(Clone, PartialEq, Eq)]
+pub struct Caller {
+    pub(crate) secret_hash: String,
+    pub(crate) info: ApiKeyInfo,
+    /// The revision of the key's record when `info` was decoded from it. While the record is
+    /// still at this revision (checked at every call), `info` is what it holds, so the check
+    /// need not decode it again.
+    pub(crate) revision: crate::store::Revision,
+}
+
+impl Caller {
+    /// The key's description as it was when authenticated.
+    pub fn key(&self) -> &ApiKeyInfo {
+        &self.info
+    }
+}
+
+impl fmt::Debug for Caller {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Caller").field("key", &self.info).finish()
+    }
+}
+
+/// A fresh secret: `ta_` and 64 hex digits of OS randomness (two UUID v4s give 244 random
+/// bits; all of it is used).
+pub(crate) fn new_secret() -> String {
+    let a = uuid::Uuid::new_v4().simple().to_string();
+    let b = uuid::Uuid::new_v4().simple().to_string();
+    format!("ta_{a}{b}")
+}
+
+/// The stored form of a secret: its SHA-256 as lowercase hex.
+pub(crate) fn hash_secret(secret: &str) -> String {
+    let digest = Sha256::digest(secret.as_bytes());
+    let mut hex = String::with_capacity(64);
+    for byte in digest.iter() {
+        hex.push(char::from(HEX[usize::from(byte >> 4)]));
+        hex.push(char::from(HEX[usize::from(byte & 0xf)]));
+    }
+    hex
+}
+
+const HEX: &[u8; 16] = b"0123456789abcdef";
+
+/// Equality of two strings in time that depends only on their lengths.
+pub(crate) fn constant_time_eq(a: &str, b: &str) -> bool {
+    let (a, b) = (a.as_bytes(), b.as_bytes());
+    if a.len() != b.len() {
+        return false;
+    }
+    a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn secrets_are_long_random_and_hashed() {
+        let a = new_secret();
+        let b = new_secret();
+        assert_ne!(a, b);
+        assert_eq!(a.len(), 3 + 64);
+        let hash = hash_secret(&a);
+        assert_eq!(hash.len(), 64);
+        assert_ne!(hash, a);
+        assert_eq!(hash, hash_secret(&a));
+        assert_eq!(
+            hash_secret("abc"),
+            "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad"
+        );
+    }
+
+    #[test]
+    fn constant_time_eq_compares() {
+        assert!(constant_time_eq("abc", "abc"));
+        assert!(!constant_time_eq("abc", "abd"));
+        assert!(!constant_time_eq("abc", "ab"));
+    }
+
+    #[test]
+    fn grants_cover_by_unleash_rules() {
+        let p = Permission::UpdateFeatureEnvironmentVariants;
+        let g = Grant::in_environment(p, "a", "prod");
+        assert!(g.covers(p, Some("a"), Some("prod")));
+        assert!(!g.covers(p, Some("b"), Some("prod")));
+        assert!(!g.covers(p, Some("a"), Some("dev")));
+        assert!(!g.covers(Permission::UpdateFeature, Some("a"), Some("prod")));
+        assert!(!g.covers(p, None, None));
+        let star = Grant {
+            permission: p,
+            project: Some("*".into()),
+            environment: None,
+        };
+        assert!(star.covers(p, Some("x"), Some("y")));
+        assert!(Grant::everywhere(Permission::Admin).covers(p, Some("x"), None));
+    }
+}

@@ -1,0 +1,253 @@
+//! The one public error type, its kinds, and the error body the HTTP contract returns.
+//!
+//! Every operation of [`ToggleAdmin`](crate::ToggleAdmin) fails with an [`Error`] whose kind
+//! mirrors the specification: [`Error::name`] is the stable `name` of the error body and
+//! [`Error::status`] its HTTP status. A failing operation changes nothing and writes no event.
+
+use std::fmt;
+
+use serde::{Deserialize, Serialize};
+
+use crate::store::StoreError;
+
+/// `Result` with this crate's [`Error`] as the default error.
+pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+/// One problem found in the input: where (`path`, e.g. `/2/weight` or `data.features[3]`) and
+/// what.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+pub struct ErrorDetail {
+    /// Where the problem is: a JSON pointer into the request body (`/2/weight`) or a dotted path
+    /// (`data.features[3].name`). `None` when the problem concerns the request as a whole.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub path: Option<String>,
+    /// What is wrong, in words.
+    pub message: String,
+}
+
+impl ErrorDetail {
+    /// A problem at `path`.
+    pub fn at(path: impl Into<String>, message: impl Into<String>) -> Self {
+        Self {
+            path: Some(path.into()),
+            message: message.into(),
+        }
+    }
+
+    /// A problem with the request as a whole.
+    pub fn general(message: impl Into<String>) -> Self {
+        Self {
+            path: None,
+            message: message.into(),
+        }
+    }
+}
+
+impl fmt::Display for ErrorDetail {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match &self.path {
+            Some(path) => write!(f, "{path}: {}", self.message),
+            None => f.write_str(&self.message),
+        }
+    }
+}
+
+/// Everything that can go wrong in an operation, by meaning.
+///
+/// | kind | [`name`](Error::name) | [`status`](Error::status) |
+/// |---|---|---|
+/// | [`Validation`](Error::Validation) | `ValidationError` | 400 |
+/// | [`AuthenticationRequired`](Error::AuthenticationRequired) | `AuthenticationRequired` | 401 |
+/// | [`NoAccess`](Error::NoAccess) | `NoAccessError` | 403 |
+/// | [`NotFound`](Error::NotFound) | `NotFoundError` | 404 |
+/// | [`NameExists`](Error::NameExists) | `NameExistsError` | 409 |
+/// | [`Contention`](Error::Contention) | `ConflictError` | 409 |
+/// | [`MethodNotAllowed`](Error::MethodNotAllowed) | `MethodNotAllowedError` | 405 |
+/// | [`PayloadTooLarge`](Error::PayloadTooLarge) | `PayloadTooLarge` | 413 |
+/// | [`ContentType`](Error::ContentType) | `ContentTypeError` | 415 |
+/// | [`Store`](Error::Store) | `InternalError` | 500 |
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum Error {
+    /// The input does not conform: schema, patch, weights, import rules. `details` lists every
+    /// problem found, each with its path.
+    #[error("{message}")]
+    Validation {
+        /// Summary of what is wrong.
+        message: String,
+        /// One entry per problem found.
+        details: Vec<ErrorDetail>,
+        /// The underlying parse error, where there was one.
+        #[source]
+        source: Option<Box<dyn std::error::Error + Send + Sync>>,
+    },
+    /// The credentials are missing, unknown or revoked.
+    #[error("{message}")]
+    AuthenticationRequired {
+        /// What was wrong with the credentials.
+        message: String,
+    },
+    /// The credentials are valid but lack a permission the operation needs.
+    #[error("{message}")]
+    NoAccess {
+        /// Names the missing permission(s).
+        message: String,
+        /// The missing permissions, by Unleash name.
+        permissions: Vec<String>,
+    },
+    /// A project, feature, environment, role … does not exist.
+    #[error("{message}")]
+    NotFound {
+        /// Says which resource is missing.
+        message: String,
+    },
+    /// A name is already taken.
+    #[error("{message}")]
+    NameExists {
+        /// Says which name.
+        message: String,
+    },
+    /// Concurrent writers kept changing what this operation read, and it gave up after its
+    /// bounded number of retries. Nothing was written; the caller may try again.
+    #[error("{message}")]
+    Contention {
+        /// Says what was contended.
+        message: String,
+    },
+    /// The path exists but not with this method (HTTP layer).
+    #[error("{message}")]
+    MethodNotAllowed {
+        /// The method and path that were refused.
+        message: String,
+    },
+    /// The request body is over the configured limit (HTTP layer).
+    #[error("{message}")]
+    PayloadTooLarge {
+        /// The limit that was exceeded.
+        message: String,
+    },
+    /// The request body is not JSON (HTTP layer).
+    #[error("{message}")]
+    ContentType {
+        /// The content type that was refused.
+        message: String,
+    },
+    /// The store failed: I/O, corruption, a lost connection.
+    #[error("the store failed: {0}")]
+    Store(#[from] StoreError),
+}
+
+impl Error {
+    /// The stable name of this kind, as sent in the error body's `name`.
+    pub fn name(&self) -> &'static str {
+        match self {
+            Error::Validation { .. } => "ValidationError",
+            Error::AuthenticationRequired { .. } => "AuthenticationRequired",
+            Error::NoAccess { .. } => "NoAccessError",
+            Error::NotFound { .. } => "NotFoundError",
+            Error::NameExists { .. } => "NameExistsError",
+            Error::Contention { .. } => "ConflictError",
+            Error::MethodNotAllowed { .. } => "MethodNotAllowedError",
+            Error::PayloadTooLarge { .. } => "PayloadTooLarge",
+            Error::ContentType { .. } => "ContentTypeError",
+            Error::Store(_) => "InternalError",
+        }
+    }
+
+    /// The HTTP status of this kind.
+    pub fn status(&self) -> u16 {
+        match self {
+            Error::Validation { .. } => 400,
+            Error::AuthenticationRequired { .. } => 401,
+            Error::NoAccess { .. } => 403,
+            Error::NotFound { .. } => 404,
+            Error::NameExists { .. } | Error::Contention { .. } => 409,
+            Error::MethodNotAllowed { .. } => 405,
+            Error::PayloadTooLarge { .. } => 413,
+            Error::ContentType { .. } => 415,
+            Error::Store(_) => 500,
+        }
+    }
+
+    /// The problems listed by a validation error; empty for other kinds.
+    pub fn details(&self) -> &[ErrorDetail] {
+        match self {
+            Error::Validation { details, .. } => details,
+            _ => &[],
+        }
+    }
+
+    /// A validation error with one problem per detail. The message summarises them.
+    pub fn validation(message: impl Into<String>, details: Vec<ErrorDetail>) -> Self {
+        Error::Validation {
+            message: message.into(),
+            details,
+            source: None,
+        }
+    }
+
+    /// A validation error about one thing at one path.
+    pub fn invalid_at(path: impl Into<String>, message: impl Into<String>) -> Self {
+        let detail = ErrorDetail::at(path, message);
+        Error::Validation {
+            message: detail.to_string(),
+            details: vec![detail],
+            source: None,
+        }
+    }
+
+    /// A not-found error with the given message.
+    pub fn not_found(message: impl Into<String>) -> Self {
+        Error::NotFound {
+            message: message.into(),
+        }
+    }
+
+    /// A name-exists error with the given message.
+    pub fn name_exists(message: impl Into<String>) -> Self {
+        Error::NameExists {
+            message: message.into(),
+        }
+    }
+
+    /// The body of this error as the HTTP contract returns it, with a fresh id.
+    ///
+    /// A store failure's body says only that the store failed: its cause is for the logs
+    /// (`tracing`), not for clients.
+    pub fn body(&self) -> ErrorBody {
+        let message = match self {
+            Error::Store(_) => "The store failed to complete the operation.".to_owned(),
+            other => other.to_string(),
+        };
+        let details = match self {
+            Error::Validation { details, .. } => details.clone(),
+            Error::NoAccess { permissions, .. } => permissions
+                .iter()
+                .map(|p| ErrorDetail::general(format!("missing permission {p}")))
+                .collect(),
+            _ => Vec::new(),
+        };
+        ErrorBody {
+            id: uuid::Uuid::new_v4(),
+            name: self.name().to_owned(),
+            message,
+            details,
+        }
+    }
+}
+
+/// The error body of the HTTP contract: `{id, name, message, details?}`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+pub struct ErrorBody {
+    /// A fresh id for this error instance.
+    pub id: uuid::Uuid,
+    /// The kind's [`Error::name`].
+    pub name: String,
+    /// What went wrong.
+    pub message: String,
+    /// One entry per problem, where the kind lists them.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub details: Vec<ErrorDetail>,
+}

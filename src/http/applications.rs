@@ -1,0 +1,164 @@
+//! Registered client applications: register, list, read, and delete (the third operation of
+//! the specification).
+
+use axum::extract::State;
+use axum::http::StatusCode;
+use axum::routing::get;
+use serde::{Deserialize, Serialize};
+
+use super::error::{HttpResult, Json};
+use super::extract::{Authenticated, JsonBody, Params};
+use crate::ToggleAdmin;
+use crate::error::Error;
+use crate::model::{Application, ApplicationInstance};
+
+pub(crate) fn routes() -> super::Routes {
+    super::Routes::new()
+        .route("/api/admin/metrics/applications", get(list))
+        .route(
+            "/api/admin/metrics/applications/{appName}",
+            get(read).post(register).delete(remove),
+        )
+}
+
+/// `DELETE /api/admin/metrics/applications/{appName}`: 200 with no body, whether or not the
+/// application existed.
+#[cfg_attr(
+    feature = "openapi",
+    utoipa::path(
+    delete,
+    path = "/api/admin/metrics/applications/{appName}",
+    tag = "applications",
+    params(crate::http::openapi::AppPath),
+    responses(
+        (status = 200, description = "Deleted (also when there was none); no body."),
+        crate::http::openapi::Errors
+    )
+    )
+)]
+async fn remove(
+    State(admin): State<ToggleAdmin>,
+    Authenticated(caller): Authenticated,
+    Params(name): Params<String>,
+) -> HttpResult<StatusCode> {
+    admin.delete_application(&caller, &name).await?;
+    Ok(StatusCode::OK)
+}
+
+/// The body of `POST /api/admin/metrics/applications/{appName}` (Unleash's
+/// `createApplicationSchema`, plus the instances to record).
+#[derive(Debug, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+struct Registration {
+    #[serde(default)]
+    app_name: Option<String>,
+    #[serde(default)]
+    description: Option<String>,
+    #[serde(default)]
+    url: Option<String>,
+    #[serde(default)]
+    color: Option<String>,
+    #[serde(default)]
+    icon: Option<String>,
+    #[serde(default)]
+    instances: Vec<ApplicationInstance>,
+    /// Accepted for compatibility; not stored.
+    #[serde(default)]
+    #[allow(dead_code)]
+    sdk_version: Option<String>,
+    /// Accepted for compatibility; not stored.
+    #[serde(default)]
+    #[allow(dead_code)]
+    strategies: Option<Vec<String>>,
+}
+
+/// Register or update an application: 202 with no body, as Unleash.
+#[cfg_attr(
+    feature = "openapi",
+    utoipa::path(
+    post,
+    path = "/api/admin/metrics/applications/{appName}",
+    tag = "applications",
+    params(crate::http::openapi::AppPath),
+    request_body(content = Registration, description = "The application to register or update.", content_type = "application/json"),
+    responses(
+        (status = 202, description = "Registered; no body."),
+        crate::http::openapi::BodyErrors
+    )
+    )
+)]
+async fn register(
+    State(admin): State<ToggleAdmin>,
+    Authenticated(caller): Authenticated,
+    Params(name): Params<String>,
+    JsonBody(body): JsonBody<Registration>,
+) -> HttpResult<StatusCode> {
+    if let Some(app_name) = &body.app_name
+        && *app_name != name
+    {
+        return Err(Error::invalid_at(
+            "/appName",
+            format!("appName \"{app_name}\" differs from the application in the path, \"{name}\""),
+        )
+        .into());
+    }
+    let application = Application {
+        name,
+        description: body.description,
+        url: body.url,
+        color: body.color,
+        icon: body.icon,
+        instances: body.instances,
+    };
+    admin.register_application(&caller, &application).await?;
+    Ok(StatusCode::ACCEPTED)
+}
+
+#[cfg_attr(
+    feature = "openapi",
+    utoipa::path(
+    get,
+    path = "/api/admin/metrics/applications/{appName}",
+    tag = "applications",
+    params(crate::http::openapi::AppPath),
+    responses(
+        (status = 200, description = "The application.", body = Application),
+        crate::http::openapi::Errors
+    )
+    )
+)]
+async fn read(
+    State(admin): State<ToggleAdmin>,
+    Authenticated(caller): Authenticated,
+    Params(name): Params<String>,
+) -> HttpResult<Json<Application>> {
+    Ok(Json::ok(admin.application(&caller, &name).await?))
+}
+
+#[derive(Debug, Serialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+struct Applications {
+    applications: Vec<Application>,
+}
+
+#[cfg_attr(
+    feature = "openapi",
+    utoipa::path(
+    get,
+    path = "/api/admin/metrics/applications",
+    tag = "applications",
+    responses(
+        (status = 200, description = "Every registered application.", body = Applications),
+        crate::http::openapi::Errors
+    )
+    )
+)]
+async fn list(
+    State(admin): State<ToggleAdmin>,
+    Authenticated(caller): Authenticated,
+) -> HttpResult<Json<Applications>> {
+    Ok(Json::ok(Applications {
+        applications: admin.applications(&caller).await?,
+    }))
+}

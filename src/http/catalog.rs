@@ -1,0 +1,327 @@
+//! The catalogue features draw on: tag types, context fields, segments, strategy definitions.
+
+use axum::extract::State;
+use axum::routing::get;
+use serde::Serialize;
+
+use super::error::{HttpResult, Json};
+use super::extract::{Authenticated, JsonBody, Params};
+use crate::ToggleAdmin;
+use crate::model::{ContextField, NewSegment, Segment, StrategyDefinition, TagType};
+
+pub(crate) fn routes() -> super::Routes {
+    super::Routes::new()
+        .route(
+            "/api/admin/tag-types",
+            get(list_tag_types).post(create_tag_type),
+        )
+        .route("/api/admin/tag-types/{name}", get(read_tag_type))
+        .route("/api/admin/context", get(list_context).post(create_context))
+        .route("/api/admin/context/{name}", get(read_context))
+        .route(
+            "/api/admin/segments",
+            get(list_segments).post(create_segment),
+        )
+        .route("/api/admin/segments/{id}", get(read_segment))
+        .route(
+            "/api/admin/strategies",
+            get(list_strategies).post(create_strategy),
+        )
+        .route("/api/admin/strategies/{name}", get(read_strategy))
+}
+
+#[cfg_attr(
+    feature = "openapi",
+    utoipa::path(
+    post,
+    path = "/api/admin/tag-types",
+    tag = "catalog",
+    request_body(content = TagType, description = "The tag type to create.", content_type = "application/json"),
+    responses(
+        (status = 201, description = "The tag type created.", body = TagType),
+        crate::http::openapi::BodyErrors
+    )
+    )
+)]
+async fn create_tag_type(
+    State(admin): State<ToggleAdmin>,
+    Authenticated(caller): Authenticated,
+    JsonBody(tag_type): JsonBody<TagType>,
+) -> HttpResult<Json<TagType>> {
+    Ok(Json::created(
+        admin.create_tag_type(&caller, &tag_type).await?,
+    ))
+}
+
+#[derive(Debug, Serialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[serde(rename_all = "camelCase")]
+struct TagTypes {
+    version: u32,
+    tag_types: Vec<TagType>,
+}
+
+#[cfg_attr(
+    feature = "openapi",
+    utoipa::path(
+    get,
+    path = "/api/admin/tag-types",
+    tag = "catalog",
+    responses(
+        (status = 200, description = "Every tag type.", body = TagTypes),
+        crate::http::openapi::Errors
+    )
+    )
+)]
+async fn list_tag_types(
+    State(admin): State<ToggleAdmin>,
+    Authenticated(caller): Authenticated,
+) -> HttpResult<Json<TagTypes>> {
+    Ok(Json::ok(TagTypes {
+        version: 1,
+        tag_types: admin.tag_types(&caller).await?,
+    }))
+}
+
+#[derive(Debug, Serialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[serde(rename_all = "camelCase")]
+struct OneTagType {
+    version: u32,
+    tag_type: TagType,
+}
+
+/// Unleash's `tagTypeSchema` wrapper: `{version: 1, tagType}`.
+#[cfg_attr(
+    feature = "openapi",
+    utoipa::path(
+    get,
+    path = "/api/admin/tag-types/{name}",
+    tag = "catalog",
+    params(crate::http::openapi::NamePath),
+    responses(
+        (status = 200, description = "The tag type.", body = OneTagType),
+        crate::http::openapi::Errors
+    )
+    )
+)]
+async fn read_tag_type(
+    State(admin): State<ToggleAdmin>,
+    Authenticated(caller): Authenticated,
+    Params(name): Params<String>,
+) -> HttpResult<Json<OneTagType>> {
+    Ok(Json::ok(OneTagType {
+        version: 1,
+        tag_type: admin.tag_type(&caller, &name).await?,
+    }))
+}
+
+#[cfg_attr(
+    feature = "openapi",
+    utoipa::path(
+    post,
+    path = "/api/admin/context",
+    tag = "catalog",
+    request_body(content = ContextField, description = "The context field to create.", content_type = "application/json"),
+    responses(
+        (status = 201, description = "The context field created.", body = ContextField),
+        crate::http::openapi::BodyErrors
+    )
+    )
+)]
+async fn create_context(
+    State(admin): State<ToggleAdmin>,
+    Authenticated(caller): Authenticated,
+    JsonBody(field): JsonBody<ContextField>,
+) -> HttpResult<Json<ContextField>> {
+    Ok(Json::created(
+        admin.create_context_field(&caller, &field).await?,
+    ))
+}
+
+/// A plain array, as Unleash answers it.
+#[cfg_attr(
+    feature = "openapi",
+    utoipa::path(
+    get,
+    path = "/api/admin/context",
+    tag = "catalog",
+    responses(
+        (status = 200, description = "Every context field.", body = Vec<ContextField>),
+        crate::http::openapi::Errors
+    )
+    )
+)]
+async fn list_context(
+    State(admin): State<ToggleAdmin>,
+    Authenticated(caller): Authenticated,
+) -> HttpResult<Json<Vec<ContextField>>> {
+    Ok(Json::ok(admin.context_fields(&caller).await?))
+}
+
+#[cfg_attr(
+    feature = "openapi",
+    utoipa::path(
+    get,
+    path = "/api/admin/context/{name}",
+    tag = "catalog",
+    params(crate::http::openapi::NamePath),
+    responses(
+        (status = 200, description = "The context field.", body = ContextField),
+        crate::http::openapi::Errors
+    )
+    )
+)]
+async fn read_context(
+    State(admin): State<ToggleAdmin>,
+    Authenticated(caller): Authenticated,
+    Params(name): Params<String>,
+) -> HttpResult<Json<ContextField>> {
+    Ok(Json::ok(admin.context_field(&caller, &name).await?))
+}
+
+#[cfg_attr(
+    feature = "openapi",
+    utoipa::path(
+    post,
+    path = "/api/admin/segments",
+    tag = "catalog",
+    request_body(content = NewSegment, description = "The segment to create.", content_type = "application/json"),
+    responses(
+        (status = 201, description = "The segment created.", body = Segment),
+        crate::http::openapi::BodyErrors
+    )
+    )
+)]
+async fn create_segment(
+    State(admin): State<ToggleAdmin>,
+    Authenticated(caller): Authenticated,
+    JsonBody(segment): JsonBody<NewSegment>,
+) -> HttpResult<Json<Segment>> {
+    Ok(Json::created(
+        admin.create_segment(&caller, &segment).await?,
+    ))
+}
+
+#[derive(Debug, Serialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+struct Segments {
+    segments: Vec<Segment>,
+}
+
+#[cfg_attr(
+    feature = "openapi",
+    utoipa::path(
+    get,
+    path = "/api/admin/segments",
+    tag = "catalog",
+    responses(
+        (status = 200, description = "Every segment.", body = Segments),
+        crate::http::openapi::Errors
+    )
+    )
+)]
+async fn list_segments(
+    State(admin): State<ToggleAdmin>,
+    Authenticated(caller): Authenticated,
+) -> HttpResult<Json<Segments>> {
+    Ok(Json::ok(Segments {
+        segments: admin.segments(&caller).await?,
+    }))
+}
+
+#[cfg_attr(
+    feature = "openapi",
+    utoipa::path(
+    get,
+    path = "/api/admin/segments/{id}",
+    tag = "catalog",
+    params(crate::http::openapi::IdPath),
+    responses(
+        (status = 200, description = "The segment.", body = Segment),
+        crate::http::openapi::Errors
+    )
+    )
+)]
+async fn read_segment(
+    State(admin): State<ToggleAdmin>,
+    Authenticated(caller): Authenticated,
+    Params(id): Params<i64>,
+) -> HttpResult<Json<Segment>> {
+    Ok(Json::ok(admin.segment(&caller, id).await?))
+}
+
+#[cfg_attr(
+    feature = "openapi",
+    utoipa::path(
+    post,
+    path = "/api/admin/strategies",
+    tag = "catalog",
+    request_body(content = StrategyDefinition, description = "The strategy definition to create.", content_type = "application/json"),
+    responses(
+        (status = 201, description = "The definition created.", body = StrategyDefinition),
+        crate::http::openapi::BodyErrors
+    )
+    )
+)]
+async fn create_strategy(
+    State(admin): State<ToggleAdmin>,
+    Authenticated(caller): Authenticated,
+    JsonBody(definition): JsonBody<StrategyDefinition>,
+) -> HttpResult<Json<StrategyDefinition>> {
+    Ok(Json::created(
+        admin
+            .create_strategy_definition(&caller, &definition)
+            .await?,
+    ))
+}
+
+#[derive(Debug, Serialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+struct Strategies {
+    version: u32,
+    strategies: Vec<StrategyDefinition>,
+}
+
+#[cfg_attr(
+    feature = "openapi",
+    utoipa::path(
+    get,
+    path = "/api/admin/strategies",
+    tag = "catalog",
+    responses(
+        (status = 200, description = "Every strategy definition.", body = Strategies),
+        crate::http::openapi::Errors
+    )
+    )
+)]
+async fn list_strategies(
+    State(admin): State<ToggleAdmin>,
+    Authenticated(caller): Authenticated,
+) -> HttpResult<Json<Strategies>> {
+    Ok(Json::ok(Strategies {
+        version: 1,
+        strategies: admin.strategy_definitions(&caller).await?,
+    }))
+}
+
+#[cfg_attr(
+    feature = "openapi",
+    utoipa::path(
+    get,
+    path = "/api/admin/strategies/{name}",
+    tag = "catalog",
+    params(crate::http::openapi::NamePath),
+    responses(
+        (status = 200, description = "The strategy definition.", body = StrategyDefinition),
+        crate::http::openapi::Errors
+    )
+    )
+)]
+async fn read_strategy(
+    State(admin): State<ToggleAdmin>,
+    Authenticated(caller): Authenticated,
+    Params(name): Params<String>,
+) -> HttpResult<Json<StrategyDefinition>> {
+    Ok(Json::ok(admin.strategy_definition(&caller, &name).await?))
+}

@@ -1,0 +1,114 @@
+//! The one mapping from [`Error`] to an HTTP response, and the JSON success response.
+
+use std::error::Error as _;
+
+use axum::http::{HeaderValue, StatusCode, header};
+use axum::response::{IntoResponse, Response};
+use serde::Serialize;
+
+use crate::error::Error;
+use crate::store::StoreError;
+
+/// An [`Error`] as an HTTP response: the status of [`Error::status`] and the body of
+/// [`Error::body`] (`{id, name, message, details?}`, `application/json`).
+///
+/// Handlers return `Result<_, ApiError>` and use `?` on the facade's results.
+#[derive(Debug)]
+pub struct ApiError(pub Error);
+
+impl From<Error> for ApiError {
+    fn from(error: Error) -> Self {
+        ApiError(error)
+    }
+}
+
+impl IntoResponse for ApiError {
+    fn into_response(self) -> Response {
+        error_response(&self.0)
+    }
+}
+
+/// The response for `error`. A server error (500) is logged with its whole cause chain; its
+/// body says only that the store failed.
+pub(crate) fn error_response(error: &Error) -> Response {
+    let status = StatusCode::from_u16(error.status()).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
+    let body = error.body();
+    if status.is_server_error() {
+        let mut causes = Vec::new();
+        let mut source = error.source();
+        while let Some(cause) = source {
+            causes.push(cause.to_string());
+            source = cause.source();
+        }
+        tracing::error!(error_id = %body.id, %error, causes = ?causes, "request failed: the store failed");
+    } else {
+        tracing::debug!(error_id = %body.id, status = status.as_u16(), name = body.name, "request refused");
+    }
+    let bytes = serde_json::to_vec(&body).unwrap_or_else(|_| {
+        // An ErrorBody is strings and a UUID; this cannot fail, but must not panic either.
+        format!(
+            r#"{{"id":"{}","name":"InternalError","message":"The error could not be described."}}"#,
+            body.id
+        )
+        .into_bytes()
+    });
+    json_bytes(status, bytes)
+}
+
+/// `value` as a JSON response with `status`. A value that cannot be serialised (a bug, not
+/// the client's fault) gives the 500 error response.
+pub(crate) fn json_response<T: Serialize>(status: StatusCode, value: &T) -> Response {
+    match serde_json::to_vec(value) {
+        Ok(bytes) => json_bytes(status, bytes),
+        Err(source) => error_response(&Error::Store(StoreError::Encoding {
+            what: "the response body".to_owned(),
+            source,
+        })),
+    }
+}
+
+fn json_bytes(status: StatusCode, bytes: Vec<u8>) -> Response {
+    (
+        status,
+        [(
+            header::CONTENT_TYPE,
+            HeaderValue::from_static("application/json; charset=utf-8"),
+        )],
+        bytes,
+    )
+        .into_response()
+}
+
+/// A JSON success response: `200 OK` by default, [`Json::created`] for `201 Created`.
+#[derive(Debug)]
+pub(crate) struct Json<T> {
+    status: StatusCode,
+    value: T,
+}
+
+impl<T> Json<T> {
+    /// `200 OK` with `value`.
+    pub(crate) fn ok(value: T) -> Self {
+        Self {
+            status: StatusCode::OK,
+            value,
+        }
+    }
+
+    /// `201 Created` with `value`.
+    pub(crate) fn created(value: T) -> Self {
+        Self {
+            status: StatusCode::CREATED,
+            value,
+        }
+    }
+}
+
+impl<T: Serialize> IntoResponse for Json<T> {
+    fn into_response(self) -> Response {
+        json_response(self.status, &self.value)
+    }
+}
+
+/// The result of a handler.
+pub(crate) type HttpResult<T> = std::result::Result<T, ApiError>;

@@ -1,0 +1,359 @@
+//! A feature's configuration beyond variants: strategies per environment, on/off,
+//! dependencies, tags.
+
+use axum::extract::State;
+use axum::http::StatusCode;
+use axum::routing::{delete, get, post};
+use serde::Serialize;
+
+use super::error::{HttpResult, Json};
+use super::extract::{Authenticated, JsonBody, Params};
+use crate::ToggleAdmin;
+use crate::model::{FeatureStrategy, ParentDependency, Tag};
+
+const FEATURE_ENV: &str =
+    "/api/admin/projects/{projectId}/features/{featureName}/environments/{environment}";
+
+pub(crate) fn routes() -> super::Routes {
+    super::Routes::new()
+        .route(
+            &format!("{FEATURE_ENV}/strategies"),
+            get(list_strategies).post(add_strategy),
+        )
+        .route(
+            &format!("{FEATURE_ENV}/strategies/{{strategyId}}"),
+            axum::routing::put(update_strategy).delete(remove_strategy),
+        )
+        .route(&format!("{FEATURE_ENV}/on"), post(enable))
+        .route(&format!("{FEATURE_ENV}/off"), post(disable))
+        .route(
+            "/api/admin/projects/{projectId}/features/{featureName}/dependencies",
+            get(list_dependencies).post(add_dependency),
+        )
+        .route(
+            "/api/admin/projects/{projectId}/features/{featureName}/dependencies/{parent}",
+            delete(remove_dependency),
+        )
+        .route(
+            "/api/admin/features/{featureName}/tags",
+            get(list_tags).post(add_tag),
+        )
+        .route(
+            "/api/admin/features/{featureName}/tags/{type}/{value}",
+            delete(remove_tag),
+        )
+}
+
+type EnvPath = Params<(String, String, String)>;
+
+#[cfg_attr(
+    feature = "openapi",
+    utoipa::path(
+    get,
+    path = "/api/admin/projects/{projectId}/features/{featureName}/environments/{environment}/strategies",
+    tag = "feature-config",
+    params(crate::http::openapi::FeatureEnvPath),
+    responses(
+        (status = 200, description = "The feature's strategies in the environment.", body = Vec<FeatureStrategy>),
+        crate::http::openapi::Errors
+    )
+    )
+)]
+async fn list_strategies(
+    State(admin): State<ToggleAdmin>,
+    Authenticated(caller): Authenticated,
+    Params((project, feature, environment)): EnvPath,
+) -> HttpResult<Json<Vec<FeatureStrategy>>> {
+    Ok(Json::ok(
+        admin
+            .strategies(&caller, &project, &feature, &environment)
+            .await?,
+    ))
+}
+
+#[cfg_attr(
+    feature = "openapi",
+    utoipa::path(
+    post,
+    path = "/api/admin/projects/{projectId}/features/{featureName}/environments/{environment}/strategies",
+    tag = "feature-config",
+    params(crate::http::openapi::FeatureEnvPath),
+    request_body(content = FeatureStrategy, description = "The strategy to add.", content_type = "application/json"),
+    responses(
+        (status = 200, description = "The strategy added, with its id.", body = FeatureStrategy),
+        crate::http::openapi::BodyErrors
+    )
+    )
+)]
+async fn add_strategy(
+    State(admin): State<ToggleAdmin>,
+    Authenticated(caller): Authenticated,
+    Params((project, feature, environment)): EnvPath,
+    JsonBody(strategy): JsonBody<FeatureStrategy>,
+) -> HttpResult<Json<FeatureStrategy>> {
+    Ok(Json::ok(
+        admin
+            .add_strategy(&caller, &project, &feature, &environment, &strategy)
+            .await?,
+    ))
+}
+
+#[cfg_attr(
+    feature = "openapi",
+    utoipa::path(
+    put,
+    path = "/api/admin/projects/{projectId}/features/{featureName}/environments/{environment}/strategies/{strategyId}",
+    tag = "feature-config",
+    params(crate::http::openapi::StrategyPath),
+    request_body(content = FeatureStrategy, description = "The strategy as it is to be.", content_type = "application/json"),
+    responses(
+        (status = 200, description = "The strategy updated.", body = FeatureStrategy),
+        crate::http::openapi::BodyErrors
+    )
+    )
+)]
+async fn update_strategy(
+    State(admin): State<ToggleAdmin>,
+    Authenticated(caller): Authenticated,
+    Params((project, feature, environment, id)): Params<(String, String, String, String)>,
+    JsonBody(strategy): JsonBody<FeatureStrategy>,
+) -> HttpResult<Json<FeatureStrategy>> {
+    Ok(Json::ok(
+        admin
+            .update_strategy(&caller, &project, &feature, &environment, &id, &strategy)
+            .await?,
+    ))
+}
+
+#[cfg_attr(
+    feature = "openapi",
+    utoipa::path(
+    delete,
+    path = "/api/admin/projects/{projectId}/features/{featureName}/environments/{environment}/strategies/{strategyId}",
+    tag = "feature-config",
+    params(crate::http::openapi::StrategyPath),
+    responses(
+        (status = 200, description = "Removed; no body."),
+        crate::http::openapi::Errors
+    )
+    )
+)]
+async fn remove_strategy(
+    State(admin): State<ToggleAdmin>,
+    Authenticated(caller): Authenticated,
+    Params((project, feature, environment, id)): Params<(String, String, String, String)>,
+) -> HttpResult<StatusCode> {
+    admin
+        .remove_strategy(&caller, &project, &feature, &environment, &id)
+        .await?;
+    Ok(StatusCode::OK)
+}
+
+#[cfg_attr(
+    feature = "openapi",
+    utoipa::path(
+    post,
+    path = "/api/admin/projects/{projectId}/features/{featureName}/environments/{environment}/on",
+    tag = "feature-config",
+    params(crate::http::openapi::FeatureEnvPath),
+    responses(
+        (status = 200, description = "Enabled; no body."),
+        crate::http::openapi::Errors
+    )
+    )
+)]
+async fn enable(
+    State(admin): State<ToggleAdmin>,
+    Authenticated(caller): Authenticated,
+    Params((project, feature, environment)): EnvPath,
+) -> HttpResult<StatusCode> {
+    admin
+        .set_feature_enabled(&caller, &project, &feature, &environment, true)
+        .await?;
+    Ok(StatusCode::OK)
+}
+
+#[cfg_attr(
+    feature = "openapi",
+    utoipa::path(
+    post,
+    path = "/api/admin/projects/{projectId}/features/{featureName}/environments/{environment}/off",
+    tag = "feature-config",
+    params(crate::http::openapi::FeatureEnvPath),
+    responses(
+        (status = 200, description = "Disabled; no body."),
+        crate::http::openapi::Errors
+    )
+    )
+)]
+async fn disable(
+    State(admin): State<ToggleAdmin>,
+    Authenticated(caller): Authenticated,
+    Params((project, feature, environment)): EnvPath,
+) -> HttpResult<StatusCode> {
+    admin
+        .set_feature_enabled(&caller, &project, &feature, &environment, false)
+        .await?;
+    Ok(StatusCode::OK)
+}
+
+#[cfg_attr(
+    feature = "openapi",
+    utoipa::path(
+    get,
+    path = "/api/admin/projects/{projectId}/features/{featureName}/dependencies",
+    tag = "feature-config",
+    params(crate::http::openapi::FeaturePath),
+    responses(
+        (status = 200, description = "The feature's parents.", body = Vec<ParentDependency>),
+        crate::http::openapi::Errors
+    )
+    )
+)]
+async fn list_dependencies(
+    State(admin): State<ToggleAdmin>,
+    Authenticated(caller): Authenticated,
+    Params((project, feature)): Params<(String, String)>,
+) -> HttpResult<Json<Vec<ParentDependency>>> {
+    Ok(Json::ok(
+        admin
+            .feature_dependencies(&caller, &project, &feature)
+            .await?,
+    ))
+}
+
+#[cfg_attr(
+    feature = "openapi",
+    utoipa::path(
+    post,
+    path = "/api/admin/projects/{projectId}/features/{featureName}/dependencies",
+    tag = "feature-config",
+    params(crate::http::openapi::FeaturePath),
+    request_body(content = ParentDependency, description = "The parent to add.", content_type = "application/json"),
+    responses(
+        (status = 200, description = "Added; no body."),
+        crate::http::openapi::BodyErrors
+    )
+    )
+)]
+async fn add_dependency(
+    State(admin): State<ToggleAdmin>,
+    Authenticated(caller): Authenticated,
+    Params((project, feature)): Params<(String, String)>,
+    JsonBody(dependency): JsonBody<ParentDependency>,
+) -> HttpResult<StatusCode> {
+    admin
+        .add_feature_dependency(&caller, &project, &feature, &dependency)
+        .await?;
+    Ok(StatusCode::OK)
+}
+
+#[cfg_attr(
+    feature = "openapi",
+    utoipa::path(
+    delete,
+    path = "/api/admin/projects/{projectId}/features/{featureName}/dependencies/{parent}",
+    tag = "feature-config",
+    params(crate::http::openapi::DependencyPath),
+    responses(
+        (status = 200, description = "Removed; no body."),
+        crate::http::openapi::Errors
+    )
+    )
+)]
+async fn remove_dependency(
+    State(admin): State<ToggleAdmin>,
+    Authenticated(caller): Authenticated,
+    Params((project, feature, parent)): Params<(String, String, String)>,
+) -> HttpResult<StatusCode> {
+    admin
+        .remove_feature_dependency(&caller, &project, &feature, &parent)
+        .await?;
+    Ok(StatusCode::OK)
+}
+
+#[derive(Debug, Serialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+struct Tags {
+    version: u32,
+    tags: Vec<Tag>,
+}
+
+#[cfg_attr(
+    feature = "openapi",
+    utoipa::path(
+    get,
+    path = "/api/admin/features/{featureName}/tags",
+    tag = "feature-config",
+    params(crate::http::openapi::FeatureNamePath),
+    responses(
+        (status = 200, description = "The feature's tags.", body = Tags),
+        crate::http::openapi::Errors
+    )
+    )
+)]
+async fn list_tags(
+    State(admin): State<ToggleAdmin>,
+    Authenticated(caller): Authenticated,
+    Params(feature): Params<String>,
+) -> HttpResult<Json<Tags>> {
+    let project = admin.feature_project(&caller, &feature).await?;
+    Ok(Json::ok(Tags {
+        version: 1,
+        tags: admin.feature_tags(&caller, &project, &feature).await?,
+    }))
+}
+
+/// 201 with the tag, as Unleash.
+#[cfg_attr(
+    feature = "openapi",
+    utoipa::path(
+    post,
+    path = "/api/admin/features/{featureName}/tags",
+    tag = "feature-config",
+    params(crate::http::openapi::FeatureNamePath),
+    request_body(content = Tag, description = "The tag to add.", content_type = "application/json"),
+    responses(
+        (status = 201, description = "The tag added.", body = Tag),
+        crate::http::openapi::BodyErrors
+    )
+    )
+)]
+async fn add_tag(
+    State(admin): State<ToggleAdmin>,
+    Authenticated(caller): Authenticated,
+    Params(feature): Params<String>,
+    JsonBody(tag): JsonBody<Tag>,
+) -> HttpResult<Json<Tag>> {
+    let project = admin.feature_project(&caller, &feature).await?;
+    admin
+        .add_feature_tag(&caller, &project, &feature, &tag)
+        .await?;
+    Ok(Json::created(tag))
+}
+
+#[cfg_attr(
+    feature = "openapi",
+    utoipa::path(
+    delete,
+    path = "/api/admin/features/{featureName}/tags/{type}/{value}",
+    tag = "feature-config",
+    params(crate::http::openapi::TagPath),
+    responses(
+        (status = 200, description = "Removed; no body."),
+        crate::http::openapi::Errors
+    )
+    )
+)]
+async fn remove_tag(
+    State(admin): State<ToggleAdmin>,
+    Authenticated(caller): Authenticated,
+    Params((feature, tag_type, value)): Params<(String, String, String)>,
+) -> HttpResult<StatusCode> {
+    let project = admin.feature_project(&caller, &feature).await?;
+    let tag = Tag { value, tag_type };
+    admin
+        .remove_feature_tag(&caller, &project, &feature, &tag)
+        .await?;
+    Ok(StatusCode::OK)
+}

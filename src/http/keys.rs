@@ -1,0 +1,335 @@
+//! API keys: `/api/admin/api-tokens` (admin keys) and `/api/admin/user-admin/{id}/tokens`
+//! (keys that act as a user).
+//!
+//! Only admin keys can be created at `/api/admin/api-tokens`: client and frontend tokens are
+//! for the client API, which this service does not serve (400). The secret is in the creation
+//! response only; the store keeps its hash.
+
+use axum::extract::State;
+use axum::http::StatusCode;
+use axum::routing::{delete, get, post};
+use chrono::{DateTime, Utc};
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use super::error::{HttpResult, Json};
+use super::extract::{Authenticated, JsonBody, Params};
+use crate::auth::{ApiKeyInfo, KeyAccess, NewApiKey};
+use crate::error::{Error, ErrorDetail};
+use crate::{Caller, ToggleAdmin};
+
+pub(crate) fn routes() -> super::Routes {
+    super::Routes::new()
+        .route("/api/admin/api-tokens", get(list).post(create_admin_key))
+        .route("/api/admin/api-tokens/{token}", delete(revoke))
+        .route("/api/admin/user-admin/{id}/tokens", post(create_user_key))
+        .route(
+            "/api/admin/user-admin/{id}/tokens/{tokenId}",
+            delete(revoke_user_key),
+        )
+}
+
+/// The body of `POST /api/admin/api-tokens` (Unleash's `createApiTokenSchema`).
+#[derive(Debug, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+struct NewToken {
+    #[serde(default)]
+    token_name: Option<String>,
+    /// Deprecated name of `tokenName`.
+    #[serde(default)]
+    username: Option<String>,
+    #[serde(rename = "type")]
+    token_type: String,
+    #[serde(default)]
+    environment: Option<String>,
+    #[serde(default)]
+    project: Option<String>,
+    #[serde(default)]
+    projects: Option<Vec<String>>,
+    #[serde(default)]
+    #[allow(dead_code)]
+    #[cfg_attr(feature = "openapi", schema(value_type = Option<Object>))]
+    expires_at: Option<Value>,
+}
+
+/// A key as `/api/admin/api-tokens` shows it; `secret` only when it was just created.
+#[derive(Debug, Serialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[serde(rename_all = "camelCase")]
+struct TokenView {
+    #[serde(skip_serializing_if = "Option::is_none")]
+    secret: Option<String>,
+    id: uuid::Uuid,
+    token_name: String,
+    #[serde(rename = "type")]
+    token_type: &'static str,
+    project: &'static str,
+    #[cfg_attr(feature = "openapi", schema(value_type = Vec<String>))]
+    projects: [&'static str; 1],
+    environment: &'static str,
+    #[cfg_attr(feature = "openapi", schema(value_type = Option<String>))]
+    expires_at: Option<()>,
+    #[serde(with = "timestamp")]
+    created_at: DateTime<Utc>,
+    #[cfg_attr(feature = "openapi", schema(value_type = crate::http::openapi::KeyAccessSchema))]
+    access: KeyAccess,
+}
+
+impl TokenView {
+    fn of(info: ApiKeyInfo, secret: Option<String>) -> Self {
+        let token_type = match info.access {
+            KeyAccess::Admin => "admin",
+            KeyAccess::Grants { .. } => "grants",
+            KeyAccess::User { .. } => "user",
+        };
+        TokenView {
+            secret,
+            id: info.id,
+            token_name: info.name,
+            token_type,
+            project: "*",
+            projects: ["*"],
+            environment: "*",
+            expires_at: None,
+            created_at: info.created_at,
+            access: info.access,
+        }
+    }
+}
+
+#[derive(Debug, Serialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+struct Tokens {
+    tokens: Vec<TokenView>,
+}
+
+#[cfg_attr(
+    feature = "openapi",
+    utoipa::path(
+    get,
+    path = "/api/admin/api-tokens",
+    tag = "api-tokens",
+    responses(
+        (status = 200, description = "Every API key, without secrets.", body = Tokens),
+        crate::http::openapi::Errors
+    )
+    )
+)]
+async fn list(
+    State(admin): State<ToggleAdmin>,
+    Authenticated(caller): Authenticated,
+) -> HttpResult<Json<Tokens>> {
+    let keys = admin.api_keys(&caller).await?;
+    Ok(Json::ok(Tokens {
+        tokens: keys.into_iter().map(|k| TokenView::of(k, None)).collect(),
+    }))
+}
+
+#[cfg_attr(
+    feature = "openapi",
+    utoipa::path(
+    post,
+    path = "/api/admin/api-tokens",
+    tag = "api-tokens",
+    request_body(content = NewToken, description = "The admin key to create.", content_type = "application/json"),
+    responses(
+        (status = 201, description = "The key created, with its secret (shown only now).", body = TokenView),
+        crate::http::openapi::BodyErrors
+    )
+    )
+)]
+async fn create_admin_key(
+    State(admin): State<ToggleAdmin>,
+    Authenticated(caller): Authenticated,
+    JsonBody(body): JsonBody<NewToken>,
+) -> HttpResult<Json<TokenView>> {
+    let mut problems = Vec::new();
+    if !body.token_type.eq_ignore_ascii_case("admin") {
+        problems.push(ErrorDetail::at(
+            "/type",
+            format!(
+                "only \"admin\" tokens can be created here, not \"{}\": client and frontend tokens are for the client API, which this service does not serve",
+                body.token_type
+            ),
+        ));
+    }
+    let everywhere = |scope: Option<&str>| scope.is_none_or(|s| s == "*");
+    if !everywhere(body.environment.as_deref()) {
+        problems.push(ErrorDetail::at(
+            "/environment",
+            "an admin token covers every environment: leave out environment or send \"*\"",
+        ));
+    }
+    let projects_everywhere = body
+        .projects
+        .as_deref()
+        .is_none_or(|p| p.iter().all(|p| p == "*"));
+    if !everywhere(body.project.as_deref()) || !projects_everywhere {
+        problems.push(ErrorDetail::at(
+            "/project",
+            "an admin token covers every project: leave out project and projects or send \"*\"",
+        ));
+    }
+    let Some(name) = body.token_name.or(body.username) else {
+        problems.push(ErrorDetail::at("/tokenName", "tokenName is required"));
+        return Err(Error::validation("The token is not valid.", problems).into());
+    };
+    if !problems.is_empty() {
+        return Err(Error::validation("The token is not valid.", problems).into());
+    }
+    let key = admin
+        .create_api_key(&caller, &name, KeyAccess::Admin)
+        .await?;
+    Ok(Json::created(created_view(key)))
+}
+
+fn created_view(key: NewApiKey) -> TokenView {
+    TokenView::of(key.info, Some(key.secret))
+}
+
+/// Revoke by the key's id, or by its secret as Unleash does.
+#[cfg_attr(
+    feature = "openapi",
+    utoipa::path(
+    delete,
+    path = "/api/admin/api-tokens/{token}",
+    tag = "api-tokens",
+    params(crate::http::openapi::TokenPath),
+    responses(
+        (status = 200, description = "Revoked; no body."),
+        crate::http::openapi::Errors
+    )
+    )
+)]
+async fn revoke(
+    State(admin): State<ToggleAdmin>,
+    Authenticated(caller): Authenticated,
+    Params(token): Params<String>,
+) -> HttpResult<StatusCode> {
+    let id = match uuid::Uuid::parse_str(&token) {
+        Ok(id) => id,
+        Err(_) => match admin.authenticate(Some(&token)).await {
+            Ok(owner) => owner.key().id,
+            Err(Error::AuthenticationRequired { .. }) => {
+                return Err(Error::not_found("There is no such API token.").into());
+            }
+            Err(other) => return Err(other.into()),
+        },
+    };
+    admin.revoke_api_key(&caller, id).await?;
+    Ok(StatusCode::OK)
+}
+
+/// The body of `POST /api/admin/user-admin/{id}/tokens`.
+#[derive(Debug, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+struct NewUserToken {
+    description: String,
+    #[serde(default)]
+    #[allow(dead_code)]
+    #[cfg_attr(feature = "openapi", schema(value_type = Option<Object>))]
+    expires_at: Option<Value>,
+}
+
+/// A key that acts as a user, as created: Unleash's personal access token shape.
+#[derive(Debug, Serialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[serde(rename_all = "camelCase")]
+struct UserTokenView {
+    id: uuid::Uuid,
+    secret: String,
+    description: String,
+    user_id: i64,
+    #[cfg_attr(feature = "openapi", schema(value_type = Option<String>))]
+    expires_at: Option<()>,
+    #[serde(with = "timestamp")]
+    created_at: DateTime<Utc>,
+}
+
+#[cfg_attr(
+    feature = "openapi",
+    utoipa::path(
+    post,
+    path = "/api/admin/user-admin/{id}/tokens",
+    tag = "api-tokens",
+    params(crate::http::openapi::IdPath),
+    request_body(content = NewUserToken, description = "The key to create.", content_type = "application/json"),
+    responses(
+        (status = 201, description = "The key created, with its secret (shown only now).", body = UserTokenView),
+        crate::http::openapi::BodyErrors
+    )
+    )
+)]
+async fn create_user_key(
+    State(admin): State<ToggleAdmin>,
+    Authenticated(caller): Authenticated,
+    Params(user_id): Params<i64>,
+    JsonBody(body): JsonBody<NewUserToken>,
+) -> HttpResult<Json<UserTokenView>> {
+    let key = admin
+        .create_api_key(&caller, &body.description, KeyAccess::User { user_id })
+        .await?;
+    Ok(Json::created(UserTokenView {
+        id: key.info.id,
+        secret: key.secret,
+        description: key.info.name,
+        user_id,
+        expires_at: None,
+        created_at: key.info.created_at,
+    }))
+}
+
+#[cfg_attr(
+    feature = "openapi",
+    utoipa::path(
+    delete,
+    path = "/api/admin/user-admin/{id}/tokens/{tokenId}",
+    tag = "api-tokens",
+    params(crate::http::openapi::UserTokenPath),
+    responses(
+        (status = 200, description = "Revoked; no body."),
+        crate::http::openapi::Errors
+    )
+    )
+)]
+async fn revoke_user_key(
+    State(admin): State<ToggleAdmin>,
+    Authenticated(caller): Authenticated,
+    Params((user_id, token_id)): Params<(i64, uuid::Uuid)>,
+) -> HttpResult<StatusCode> {
+    ensure_user_key(&admin, &caller, user_id, token_id).await?;
+    admin.revoke_api_key(&caller, token_id).await?;
+    Ok(StatusCode::OK)
+}
+
+/// 404 unless `token_id` is a key that acts as `user_id`.
+async fn ensure_user_key(
+    admin: &ToggleAdmin,
+    caller: &Caller,
+    user_id: i64,
+    token_id: uuid::Uuid,
+) -> crate::Result<()> {
+    let keys = admin.api_keys(caller).await?;
+    let owned = keys
+        .iter()
+        .any(|k| k.id == token_id && k.access == KeyAccess::User { user_id });
+    if owned {
+        Ok(())
+    } else {
+        Err(Error::not_found(format!(
+            "User {user_id} has no token with id {token_id}."
+        )))
+    }
+}
+
+/// Timestamps as Unleash writes them (`2024-01-01T00:00:00.000Z`).
+mod timestamp {
+    use chrono::{DateTime, SecondsFormat, Utc};
+    use serde::Serializer;
+
+    pub(super) fn serialize<S: Serializer>(at: &DateTime<Utc>, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(&at.to_rfc3339_opts(SecondsFormat::Millis, true))
+    }
+}

@@ -1,0 +1,255 @@
+//! The admin API over HTTP (feature `http`): [`router`] turns a [`ToggleAdmin`] into an axum
+//! [`Router`] that speaks the HTTP contract of the specification at Unleash's paths.
+//!
+//! ```no_run
+//! # async fn run() -> Result<(), Box<dyn std::error::Error>> {
+//! use toggle_admin::{MemoryStore, ToggleAdmin};
+//!
+//! let admin = ToggleAdmin::new(MemoryStore::new());
+//! let app = toggle_admin::http::router(admin);
+//! let listener = tokio::net::TcpListener::bind("127.0.0.1:4242").await?;
+//! axum::serve(listener, app).await?;
+//! # Ok(()) }
+//! ```
+//!
+//! # Every request
+//!
+//! Checked in this order; the first failure answers, and a failing request changes nothing:
+//!
+//! 1. The `Authorization` header carries the API key, as is (`Authorization: <key>`; a
+//!    `Bearer ` prefix is also accepted). Missing, unknown or revoked → 401
+//!    `AuthenticationRequired`.
+//! 2. A route that takes a body accepts only `Content-Type: application/json` (parameters such
+//!    as `; charset=utf-8` are fine; the variants PATCH also takes
+//!    `application/json-patch+json`) → otherwise 415 `ContentTypeError`.
+//! 3. A body over the configured limit ([`RouterConfig::body_limit`], 16 MiB by default) →
+//!    413 `PayloadTooLarge`.
+//! 4. Malformed JSON, or JSON of the wrong shape (an object where an array belongs, a string
+//!    where a number belongs, an unknown field where none is allowed) → 400 `ValidationError`
+//!    whose `details` name the line and column, or the JSON pointer of the offending value.
+//! 5. The operation itself: permission (403 `NoAccessError`), existence (404), validation
+//!    (400), name clashes (409), as documented on [`ToggleAdmin`].
+//!
+//! An unknown path answers 404 `NotFoundError`, a known path with another method 405
+//! `MethodNotAllowedError`. Every error body is `{id, name, message, details?}` with a fresh
+//! UUID `id` ([`ErrorBody`](crate::ErrorBody)); a 500 says only that the store failed, and its
+//! cause goes to the log (`tracing::error!`). No client input causes a 500.
+//!
+//! Unlike Unleash, the body's content type and shape are checked before the permission (a
+//! Viewer who sends malformed JSON gets a 400, not a 403): the facade checks permissions, and
+//! it takes typed input.
+//!
+//! # Routes
+//!
+//! | method | path | body | success |
+//! |---|---|---|---|
+//! | PATCH | `/api/admin/projects/{projectId}/features/{featureName}/environments/{environment}/variants` | JSON Patch (array) | 200 `{version, variants}` |
+//! | GET, PUT | `…/environments/{environment}/variants` | PUT: variant array | 200 `{version, variants}` |
+//! | POST | `/api/admin/projects` | project | 201 project |
+//! | GET | `/api/admin/projects/{projectId}` | | 200 project |
+//! | POST | `/api/admin/projects/{projectId}/environments` | `{environment}` | 200, no body |
+//! | GET, POST | `/api/admin/environments` | POST: `{name, type}` | 200 `{version, environments}` / 201 environment |
+//! | POST | `/api/admin/projects/{projectId}/features` | `{name, type?, description?, impressionData?}` | 200 feature |
+//! | GET | `/api/admin/projects/{projectId}/features/{featureName}` | | 200 feature |
+//! | DELETE | `/api/admin/projects/{projectId}/features/{featureName}` | | 202, no body (archived) |
+//! | GET, POST | `/api/admin/api-tokens` | POST: `{tokenName, type: "admin"}` | 200 `{tokens}` / 201 token with `secret` |
+//! | DELETE | `/api/admin/api-tokens/{token}` | | 200, no body (by id or by secret) |
+//! | POST | `/api/admin/user-admin/{id}/tokens` | `{description}` | 201 token with `secret` |
+//! | DELETE | `/api/admin/user-admin/{id}/tokens/{tokenId}` | | 200, no body |
+//! | GET | `/api/admin/events` | `?project=&feature=&limit=` | 200 `{version, events, totalEvents}`, newest first |
+//! | POST | `/api/admin/features-batch/import` | `{project, environment, data}` | 200, no body |
+//! | POST | `/api/admin/features-batch/validate` | the same | 200 `{errors, warnings, missingPermissions}` (nothing written) |
+//! | POST | `/api/admin/features-batch/export` | `{environment, project?, features?}` | 200 the `data` an import takes |
+//! | GET, POST | `…/features/{featureName}/environments/{environment}/strategies` | POST: strategy | 200 list / 200 strategy |
+//! | PUT, DELETE | `…/environments/{environment}/strategies/{strategyId}` | PUT: strategy | 200 strategy / 200, no body |
+//! | POST | `…/environments/{environment}/on`, `…/off` | | 200, no body |
+//! | GET, POST | `/api/admin/projects/{projectId}/features/{featureName}/dependencies` | POST: `{feature, enabled?, variants?}` | 200 list / 200, no body |
+//! | DELETE | `…/dependencies/{parent}` | | 200, no body |
+//! | GET, POST | `/api/admin/features/{featureName}/tags` | POST: `{value, type}` | 200 `{version, tags}` / 201 tag |
+//! | DELETE | `/api/admin/features/{featureName}/tags/{type}/{value}` | | 200, no body |
+//! | GET, POST | `/api/admin/tag-types` | POST: `{name, description?, icon?}` | 200 `{version, tagTypes}` / 201 tag type |
+//! | GET | `/api/admin/tag-types/{name}` | | 200 `{version, tagType}` |
+//! | GET, POST | `/api/admin/context` | POST: context field | 200 list / 201 context field |
+//! | GET | `/api/admin/context/{name}` | | 200 context field |
+//! | GET, POST | `/api/admin/segments` | POST: `{name, description?, project?, constraints}` | 200 `{segments}` / 201 segment |
+//! | GET | `/api/admin/segments/{id}` | | 200 segment |
+//! | GET, POST | `/api/admin/strategies` | POST: strategy definition | 200 `{version, strategies}` / 201 definition |
+//! | GET | `/api/admin/strategies/{name}` | | 200 definition |
+//! | DELETE | `/api/admin/metrics/applications/{appName}` | | 200, no body (also when there was none) |
+//! | POST | `/api/admin/metrics/applications/{appName}` | `{description?, url?, color?, icon?, instances?}` | 202, no body |
+//! | GET | `/api/admin/metrics/applications/{appName}` | | 200 application |
+//! | GET | `/api/admin/metrics/applications` | | 200 `{applications}` |
+//! | PUT | `/api/admin/projects/{projectId}/access` | `{roles: [{id, users?, groups?}]}` | 200, no body |
+//! | GET | `/api/admin/projects/{projectId}/access` | | 200 `{roles: [{id, users, groups}]}` |
+//! | GET, POST | `/api/admin/user-admin` | POST: `{username?, email?, name?, rootRole?}` | 200 `{users}` / 201 user |
+//! | GET | `/api/admin/user-admin/{id}` | | 200 user |
+//! | GET, POST | `/api/admin/groups` | POST: `{name, description?, users: [{user: {id}}]}` | 200 `{groups}` / 201 group |
+//! | GET | `/api/admin/groups/{id}` | | 200 group |
+//! | GET, POST | `/api/admin/roles` | POST: `{name, description?, permissions: [{name, environment?}]}` | 200 `{roles}` / 201 role |
+//! | GET | `/api/admin/roles/{id}` | | 200 role |
+//! | GET | `/api/admin/openapi.json` (feature `openapi`; no key needed) | | 200 the OpenAPI 3.1 document ([`openapi()`]) |
+
+mod access;
+mod applications;
+mod catalog;
+mod error;
+mod events;
+mod extract;
+mod feature_config;
+mod import;
+mod keys;
+#[cfg(feature = "openapi")]
+mod openapi;
+mod projects;
+mod strict;
+mod variants;
+
+use std::any::Any;
+
+use axum::Router;
+use axum::extract::DefaultBodyLimit;
+use axum::http::{Method, Uri};
+use axum::response::Response;
+use axum::routing::MethodRouter;
+use tower_http::catch_panic::CatchPanicLayer;
+use tower_http::trace::TraceLayer;
+
+use crate::ToggleAdmin;
+use crate::error::Error;
+use crate::store::StoreError;
+
+pub use error::ApiError;
+#[cfg(feature = "openapi")]
+pub use openapi::openapi;
+
+/// The default limit on request bodies: 16 MiB.
+pub const DEFAULT_BODY_LIMIT: usize = 16 * 1024 * 1024;
+
+/// How [`RouterConfig::router`] builds the router. `RouterConfig::default()` is what
+/// [`router`] uses.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct RouterConfig {
+    body_limit: usize,
+}
+
+impl Default for RouterConfig {
+    fn default() -> Self {
+        Self {
+            body_limit: DEFAULT_BODY_LIMIT,
+        }
+    }
+}
+
+impl RouterConfig {
+    /// The defaults: bodies up to [`DEFAULT_BODY_LIMIT`].
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Refuse request bodies over `bytes` with 413 `PayloadTooLarge`.
+    pub fn body_limit(mut self, bytes: usize) -> Self {
+        self.body_limit = bytes;
+        self
+    }
+
+    /// The configured body limit, in bytes.
+    pub fn limit(&self) -> usize {
+        self.body_limit
+    }
+
+    /// The admin API over `admin`, with this configuration.
+    pub fn router(self, admin: ToggleAdmin) -> Router {
+        parts()
+            .into_iter()
+            .fold(Router::new(), |router, part| router.merge(part.router))
+            .fallback(not_found)
+            .method_not_allowed_fallback(method_not_allowed)
+            .layer(DefaultBodyLimit::max(self.body_limit))
+            .with_state(admin)
+            .layer(CatchPanicLayer::custom(panic_response))
+            .layer(TraceLayer::new_for_http())
+    }
+}
+
+/// A part of the router, with the paths it registers: every route goes through
+/// [`Routes::route`], so that [`route_paths`] knows them all (the OpenAPI test checks that
+/// each is documented).
+pub(crate) struct Routes {
+    router: Router<ToggleAdmin>,
+    paths: Vec<String>,
+}
+
+impl Routes {
+    pub(crate) fn new() -> Self {
+        Self {
+            router: Router::new(),
+            paths: Vec::new(),
+        }
+    }
+
+    /// Register `method_router` at `path`.
+    pub(crate) fn route(mut self, path: &str, method_router: MethodRouter<ToggleAdmin>) -> Self {
+        self.router = self.router.route(path, method_router);
+        self.paths.push(path.to_owned());
+        self
+    }
+}
+
+/// Every part of the router.
+fn parts() -> Vec<Routes> {
+    vec![
+        variants::routes(),
+        projects::routes(),
+        keys::routes(),
+        events::routes(),
+        access::routes(),
+        applications::routes(),
+        import::routes(),
+        catalog::routes(),
+        feature_config::routes(),
+        #[cfg(feature = "openapi")]
+        openapi::routes(),
+    ]
+}
+
+/// Every path the router registers, in axum's syntax (`/api/admin/projects/{projectId}`).
+/// For tests: the methods of each path answer; any other method answers 405 with an `Allow`
+/// header listing them.
+#[doc(hidden)]
+pub fn route_paths() -> Vec<String> {
+    parts().into_iter().flat_map(|part| part.paths).collect()
+}
+
+/// The admin API over `admin` with the default configuration (see the [module](self) docs
+/// for the routes and the checks every request goes through).
+pub fn router(admin: ToggleAdmin) -> Router {
+    RouterConfig::default().router(admin)
+}
+
+async fn not_found(uri: Uri) -> ApiError {
+    Error::not_found(format!(
+        "The path you were looking for ({}) is not available.",
+        uri.path()
+    ))
+    .into()
+}
+
+async fn method_not_allowed(method: Method, uri: Uri) -> ApiError {
+    Error::MethodNotAllowed {
+        message: format!("The method {method} is not allowed on {}.", uri.path()),
+    }
+    .into()
+}
+
+/// A handler that panicked is a bug, not the client's fault: 500, logged like any other.
+fn panic_response(panic: Box<dyn Any + Send + 'static>) -> Response {
+    let what = panic
+        .downcast_ref::<String>()
+        .map(String::as_str)
+        .or_else(|| panic.downcast_ref::<&str>().copied())
+        .unwrap_or("a panic without a message");
+    error::error_response(&Error::Store(StoreError::Backend {
+        message: format!("a request handler panicked: {what}"),
+        source: None,
+    }))
+}

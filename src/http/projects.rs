@@ -1,0 +1,244 @@
+//! Projects, environments and features: the set-up the four operations stand on.
+
+use axum::extract::State;
+use axum::http::StatusCode;
+use axum::routing::{get, post};
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use super::error::{HttpResult, Json};
+use super::extract::{Authenticated, JsonBody, Params};
+use crate::ToggleAdmin;
+use crate::admin::{NewFeature, NewProject};
+use crate::model::{Environment, Feature, Project};
+
+pub(crate) fn routes() -> super::Routes {
+    super::Routes::new()
+        .route("/api/admin/projects", post(create_project))
+        .route("/api/admin/projects/{projectId}", get(read_project))
+        .route(
+            "/api/admin/environments",
+            get(list_environments).post(create_environment),
+        )
+        .route(
+            "/api/admin/projects/{projectId}/environments",
+            post(add_project_environment),
+        )
+        .route(
+            "/api/admin/projects/{projectId}/features",
+            post(create_feature),
+        )
+        .route(
+            "/api/admin/projects/{projectId}/features/{featureName}",
+            get(read_feature).delete(archive_feature),
+        )
+}
+
+#[cfg_attr(
+    feature = "openapi",
+    utoipa::path(
+    post,
+    path = "/api/admin/projects",
+    tag = "projects",
+    request_body(content = Project, description = "The project to create.", content_type = "application/json"),
+    responses(
+        (status = 201, description = "The project created.", body = Project),
+        crate::http::openapi::BodyErrors
+    )
+    )
+)]
+async fn create_project(
+    State(admin): State<ToggleAdmin>,
+    Authenticated(caller): Authenticated,
+    JsonBody(project): JsonBody<NewProject>,
+) -> HttpResult<Json<Project>> {
+    Ok(Json::created(
+        admin.create_project(&caller, &project).await?,
+    ))
+}
+
+#[cfg_attr(
+    feature = "openapi",
+    utoipa::path(
+    get,
+    path = "/api/admin/projects/{projectId}",
+    tag = "projects",
+    params(crate::http::openapi::ProjectPath),
+    responses(
+        (status = 200, description = "The project.", body = Project),
+        crate::http::openapi::Errors
+    )
+    )
+)]
+async fn read_project(
+    State(admin): State<ToggleAdmin>,
+    Authenticated(caller): Authenticated,
+    Params(project): Params<String>,
+) -> HttpResult<Json<Project>> {
+    Ok(Json::ok(admin.project(&caller, &project).await?))
+}
+
+/// `GET /api/admin/environments`, as Unleash answers it.
+#[derive(Debug, Serialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+struct Environments {
+    version: u32,
+    environments: Vec<Environment>,
+}
+
+#[cfg_attr(
+    feature = "openapi",
+    utoipa::path(
+    get,
+    path = "/api/admin/environments",
+    tag = "projects",
+    responses(
+        (status = 200, description = "Every environment.", body = Environments),
+        crate::http::openapi::Errors
+    )
+    )
+)]
+async fn list_environments(
+    State(admin): State<ToggleAdmin>,
+    Authenticated(caller): Authenticated,
+) -> HttpResult<Json<Environments>> {
+    Ok(Json::ok(Environments {
+        version: 1,
+        environments: admin.environments(&caller).await?,
+    }))
+}
+
+#[cfg_attr(
+    feature = "openapi",
+    utoipa::path(
+    post,
+    path = "/api/admin/environments",
+    tag = "projects",
+    request_body(content = Environment, description = "The environment to create.", content_type = "application/json"),
+    responses(
+        (status = 201, description = "The environment created.", body = Environment),
+        crate::http::openapi::BodyErrors
+    )
+    )
+)]
+async fn create_environment(
+    State(admin): State<ToggleAdmin>,
+    Authenticated(caller): Authenticated,
+    JsonBody(environment): JsonBody<Environment>,
+) -> HttpResult<Json<Environment>> {
+    Ok(Json::created(
+        admin.create_environment(&caller, &environment).await?,
+    ))
+}
+
+/// The body of `POST /api/admin/projects/{projectId}/environments` (Unleash's
+/// `projectEnvironmentSchema`; the change-request and default-strategy members are accepted
+/// and ignored).
+#[derive(Debug, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+struct ProjectEnvironment {
+    environment: String,
+    #[serde(default)]
+    #[allow(dead_code)]
+    change_requests_enabled: Option<bool>,
+    #[serde(default)]
+    #[allow(dead_code)]
+    #[cfg_attr(feature = "openapi", schema(value_type = Option<Object>))]
+    default_strategy: Option<Value>,
+}
+
+#[cfg_attr(
+    feature = "openapi",
+    utoipa::path(
+    post,
+    path = "/api/admin/projects/{projectId}/environments",
+    tag = "projects",
+    params(crate::http::openapi::ProjectPath),
+    request_body(content = ProjectEnvironment, description = "The environment to enable in the project.", content_type = "application/json"),
+    responses(
+        (status = 200, description = "Enabled; no body."),
+        crate::http::openapi::BodyErrors
+    )
+    )
+)]
+async fn add_project_environment(
+    State(admin): State<ToggleAdmin>,
+    Authenticated(caller): Authenticated,
+    Params(project): Params<String>,
+    JsonBody(body): JsonBody<ProjectEnvironment>,
+) -> HttpResult<StatusCode> {
+    admin
+        .add_project_environment(&caller, &project, &body.environment)
+        .await?;
+    Ok(StatusCode::OK)
+}
+
+#[cfg_attr(
+    feature = "openapi",
+    utoipa::path(
+    post,
+    path = "/api/admin/projects/{projectId}/features",
+    tag = "projects",
+    params(crate::http::openapi::ProjectPath),
+    request_body(content = crate::http::openapi::NewFeatureSchema, description = "The feature to create.", content_type = "application/json"),
+    responses(
+        (status = 200, description = "The feature created.", body = Feature),
+        crate::http::openapi::BodyErrors
+    )
+    )
+)]
+async fn create_feature(
+    State(admin): State<ToggleAdmin>,
+    Authenticated(caller): Authenticated,
+    Params(project): Params<String>,
+    JsonBody(feature): JsonBody<NewFeature>,
+) -> HttpResult<Json<Feature>> {
+    Ok(Json::ok(
+        admin.create_feature(&caller, &project, &feature).await?,
+    ))
+}
+
+#[cfg_attr(
+    feature = "openapi",
+    utoipa::path(
+    get,
+    path = "/api/admin/projects/{projectId}/features/{featureName}",
+    tag = "projects",
+    params(crate::http::openapi::FeaturePath),
+    responses(
+        (status = 200, description = "The feature.", body = Feature),
+        crate::http::openapi::Errors
+    )
+    )
+)]
+async fn read_feature(
+    State(admin): State<ToggleAdmin>,
+    Authenticated(caller): Authenticated,
+    Params((project, feature)): Params<(String, String)>,
+) -> HttpResult<Json<Feature>> {
+    Ok(Json::ok(admin.feature(&caller, &project, &feature).await?))
+}
+
+/// Archive, as Unleash: 202 with no body.
+#[cfg_attr(
+    feature = "openapi",
+    utoipa::path(
+    delete,
+    path = "/api/admin/projects/{projectId}/features/{featureName}",
+    tag = "projects",
+    params(crate::http::openapi::FeaturePath),
+    responses(
+        (status = 202, description = "Archived; no body."),
+        crate::http::openapi::Errors
+    )
+    )
+)]
+async fn archive_feature(
+    State(admin): State<ToggleAdmin>,
+    Authenticated(caller): Authenticated,
+    Params((project, feature)): Params<(String, String)>,
+) -> HttpResult<StatusCode> {
+    admin.archive_feature(&caller, &project, &feature).await?;
+    Ok(StatusCode::ACCEPTED)
+}

@@ -1,0 +1,99 @@
+//! `…/features/{featureName}/environments/{environment}/variants`: PATCH (the first operation
+//! of the specification), PUT and GET.
+
+use axum::extract::State;
+use axum::routing::get;
+
+use super::error::{HttpResult, Json};
+use super::extract::{Authenticated, JsonValue, Params, PatchBody};
+use crate::ToggleAdmin;
+use crate::model::FeatureVariants;
+
+/// `{projectId}`, `{featureName}`, `{environment}`.
+type VariantsPath = Params<(String, String, String)>;
+
+pub(crate) fn routes() -> super::Routes {
+    super::Routes::new().route(
+        "/api/admin/projects/{projectId}/features/{featureName}/environments/{environment}/variants",
+        get(read).patch(patch).put(replace),
+    )
+}
+
+/// 200 `{"version":1,"variants":[…]}`; the body is decoded strictly by
+/// [`decode_patch`](crate::variants::decode_patch).
+#[cfg_attr(
+    feature = "openapi",
+    utoipa::path(
+    patch,
+    path = "/api/admin/projects/{projectId}/features/{featureName}/environments/{environment}/variants",
+    tag = "variants",
+    params(crate::http::openapi::FeatureEnvPath),
+    request_body(description = "A JSON Patch (RFC 6902) of the environment's variant array.", content((Vec<crate::model::PatchOperation> = "application/json"), (Vec<crate::model::PatchOperation> = "application/json-patch+json"))),
+    responses(
+        (status = 200, description = "The environment's variants after the patch.", body = FeatureVariants),
+        crate::http::openapi::BodyErrors
+    )
+    )
+)]
+async fn patch(
+    State(admin): State<ToggleAdmin>,
+    Authenticated(caller): Authenticated,
+    Params((project, feature, environment)): VariantsPath,
+    PatchBody(body): PatchBody,
+) -> HttpResult<Json<FeatureVariants>> {
+    let patch = crate::variants::decode_patch(&body)?;
+    let result = admin
+        .patch_variants(&caller, &project, &feature, &environment, &patch)
+        .await?;
+    Ok(Json::ok(result))
+}
+
+#[cfg_attr(
+    feature = "openapi",
+    utoipa::path(
+    put,
+    path = "/api/admin/projects/{projectId}/features/{featureName}/environments/{environment}/variants",
+    tag = "variants",
+    params(crate::http::openapi::FeatureEnvPath),
+    request_body(content = Vec<crate::model::Variant>, description = "The new variants.", content_type = "application/json"),
+    responses(
+        (status = 200, description = "The environment's variants after the change.", body = FeatureVariants),
+        crate::http::openapi::BodyErrors
+    )
+    )
+)]
+async fn replace(
+    State(admin): State<ToggleAdmin>,
+    Authenticated(caller): Authenticated,
+    Params((project, feature, environment)): VariantsPath,
+    JsonValue(body): JsonValue,
+) -> HttpResult<Json<FeatureVariants>> {
+    let result = admin
+        .set_variants_json(&caller, &project, &feature, &environment, &body)
+        .await?;
+    Ok(Json::ok(result))
+}
+
+#[cfg_attr(
+    feature = "openapi",
+    utoipa::path(
+    get,
+    path = "/api/admin/projects/{projectId}/features/{featureName}/environments/{environment}/variants",
+    tag = "variants",
+    params(crate::http::openapi::FeatureEnvPath),
+    responses(
+        (status = 200, description = "The environment's variants.", body = FeatureVariants),
+        crate::http::openapi::Errors
+    )
+    )
+)]
+async fn read(
+    State(admin): State<ToggleAdmin>,
+    Authenticated(caller): Authenticated,
+    Params((project, feature, environment)): VariantsPath,
+) -> HttpResult<Json<FeatureVariants>> {
+    let result = admin
+        .variants(&caller, &project, &feature, &environment)
+        .await?;
+    Ok(Json::ok(result))
+}

@@ -1,0 +1,272 @@
+//! Constraint validation, per operator (SPEC §2.6), shared by imported strategies, strategies
+//! added one by one, and segments.
+
+use std::sync::LazyLock;
+
+use serde_json::{Map, Value};
+
+use super::Issues;
+use crate::model::{Constraint, ContextField, Operator};
+
+/// The most constraints one strategy or segment may have (Unleash's default limit).
+pub const MAX_CONSTRAINTS: usize = 30;
+
+/// The most values one constraint may list (Unleash's default limit).
+pub const MAX_CONSTRAINT_VALUES: usize = 250;
+
+/// The keys a constraint may have.
+const KNOWN_KEYS: [&str; 6] = [
+    "contextName",
+    "operator",
+    "caseInsensitive",
+    "inverted",
+    "values",
+    "value",
+];
+
+/// Semantic versions as semver.org defines them (Unleash's `SEMVER_*` operators use the same
+/// grammar).
+static SEMVER: LazyLock<Option<regex::Regex>> = LazyLock::new(|| {
+    regex::Regex::new(
+        r"^(0|[1-9]\d*)\.(0|[1-9]\d*)\.(0|[1-9]\d*)(?:-((?:0|[1-9]\d*|\d*[a-zA-Z-][0-9a-zA-Z-]*)(?:\.(?:0|[1-9]\d*|\d*[a-zA-Z-][0-9a-zA-Z-]*))*))?(?:\+([0-9a-zA-Z-]+(?:\.[0-9a-zA-Z-]+)*))?$",
+    )
+    .ok()
+});
+
+/// Checks the constraint list `raw` at `path` and returns it typed, or `None` after recording
+/// its problems.
+///
+/// `context_field` looks a context field up by name (built-ins included); a constraint on a
+/// field that does not exist is an error, as in Unleash. Unknown keys are warnings.
+pub fn check_constraints(
+    raw: Option<&Value>,
+    path: &str,
+    context_field: &dyn Fn(&str) -> Option<ContextField>,
+    issues: &mut Issues,
+) -> Option<Vec<Constraint>> {
+    let items = match raw {
+        None | Some(Value::Null) => return Some(Vec::new()),
+        Some(Value::Array(items)) => items,
+        Some(_) => {
+            issues.error(path, "constraints must be an array");
+            return None;
+        }
+    };
+    if items.len() > MAX_CONSTRAINTS {
+        issues.error(
+            path,
+            format!(
+                "{} constraints, more than the limit of {MAX_CONSTRAINTS}",
+                items.len()
+            ),
+        );
+    }
+    let before = issues.errors.len();
+    let checked: Vec<Option<Constraint>> = items
+        .iter()
+        .enumerate()
+        .map(|(i, item)| check_constraint(item, &format!("{path}[{i}]"), context_field, issues))
+        .collect();
+    if issues.errors.len() > before {
+        return None;
+    }
+    checked.into_iter().collect()
+}
+
+/// Checks one constraint.
+fn check_constraint(
+    raw: &Value,
+    path: &str,
+    context_field: &dyn Fn(&str) -> Option<ContextField>,
+    issues: &mut Issues,
+) -> Option<Constraint> {
+    let Value::Object(fields) = raw else {
+        issues.error(path, "a constraint must be an object");
+        return None;
+    };
+    issues.unknown_keys(fields, path, &KNOWN_KEYS);
+    let before = issues.errors.len();
+    let context_name = match fields.get("contextName") {
+        Some(Value::String(name)) if !name.is_empty() => Some(name.clone()),
+        _ => {
+            issues.error(
+                format!("{path}.contextName"),
+                "contextName is required: the name of a context field",
+            );
+            None
+        }
+    };
+    let operator = match fields.get("operator") {
+        Some(Value::String(name)) => Operator::from_name(name).or_else(|| {
+            issues.error(
+                format!("{path}.operator"),
+                format!(
+                    "unknown operator \"{name}\"; one of: {}",
+                    Operator::ALL.map(Operator::as_str).join(", ")
+                ),
+            );
+            None
+        }),
+        _ => {
+            issues.error(format!("{path}.operator"), "operator is required");
+            None
+        }
+    };
+    let case_insensitive = flag(fields, "caseInsensitive", path, issues);
+    let inverted = flag(fields, "inverted", path, issues);
+    let values = string_list(fields.get("values"), &format!("{path}.values"), issues);
+    let value = match fields.get("value") {
+        None => None,
+        Some(Value::String(v)) => Some(v.clone()),
+        Some(_) => {
+            issues.error(format!("{path}.value"), "value must be a string");
+            None
+        }
+    };
+    let field = context_name.as_deref().and_then(|name| {
+        let found = context_field(name);
+        if found.is_none() {
+            issues.error(
+                format!("{path}.contextName"),
+                format!("there is no context field named \"{name}\""),
+            );
+        }
+        found
+    });
+    if let Some(op) = operator {
+        check_operands(
+            op,
+            value.as_deref(),
+            values.as_deref(),
+            field.as_ref(),
+            path,
+            issues,
+        );
+    }
+    if issues.errors.len() > before {
+        return None;
+    }
+    Some(Constraint {
+        context_name: context_name?,
+        operator: operator?,
+        case_insensitive,
+        inverted,
+        values,
+        value,
+    })
+}
+
+/// Checks `value`/`values` against what `op` takes.
+fn check_operands(
+    op: Operator,
+    value: Option<&str>,
+    values: Option<&[String]>,
+    field: Option<&ContextField>,
+    path: &str,
+    issues: &mut Issues,
+) {
+    if op.takes_values() {
+        if value.is_some() {
+            issues.error(
+                format!("{path}.value"),
+                format!("{op} compares against `values`, not a single `value`"),
+            );
+        }
+        match values {
+            None | Some([]) => issues.error(
+                format!("{path}.values"),
+                format!("{op} needs at least one value in `values`"),
+            ),
+            Some(list) => {
+                if list.len() > MAX_CONSTRAINT_VALUES {
+                    issues.error(
+                        format!("{path}.values"),
+                        format!(
+                            "{} values, more than the limit of {MAX_CONSTRAINT_VALUES}",
+                            list.len()
+                        ),
+                    );
+                }
+                let legal: Vec<&str> = field
+                    .and_then(|f| f.legal_values.as_deref())
+                    .unwrap_or(&[])
+                    .iter()
+                    .map(|l| l.value.as_str())
+                    .collect();
+                let checks_legal =
+                    matches!(op, Operator::In | Operator::NotIn) && !legal.is_empty();
+                for (i, v) in list.iter().enumerate() {
+                    if v.is_empty() {
+                        issues.error(format!("{path}.values[{i}]"), "values must not be empty");
+                    } else if checks_legal && !legal.contains(&v.as_str()) {
+                        issues.error(
+                            format!("{path}.values[{i}]"),
+                            format!("\"{v}\" is not a legal value of the context field"),
+                        );
+                    }
+                }
+            }
+        }
+        return;
+    }
+    if values.is_some_and(|list| !list.is_empty()) {
+        issues.error(
+            format!("{path}.values"),
+            format!("{op} compares against a single `value`, not `values`"),
+        );
+    }
+    let Some(value) = value.filter(|v| !v.is_empty()) else {
+        issues.error(format!("{path}.value"), format!("{op} needs a `value`"));
+        return;
+    };
+    let problem = match op {
+        Operator::NumEq
+        | Operator::NumGt
+        | Operator::NumGte
+        | Operator::NumLt
+        | Operator::NumLte => (value.trim() != value
+            || !value.parse::<f64>().is_ok_and(f64::is_finite))
+        .then(|| format!("\"{value}\" is not a number")),
+        Operator::DateAfter | Operator::DateBefore => chrono::DateTime::parse_from_rfc3339(value)
+            .is_err()
+            .then(|| format!("\"{value}\" is not an RFC 3339 date-time")),
+        _ => (!SEMVER.as_ref().is_some_and(|re| re.is_match(value)))
+            .then(|| format!("\"{value}\" is not a semantic version (e.g. 1.2.3)")),
+    };
+    if let Some(problem) = problem {
+        issues.error(format!("{path}.value"), problem);
+    }
+}
+
+/// An optional boolean member.
+fn flag(fields: &Map<String, Value>, key: &str, path: &str, issues: &mut Issues) -> Option<bool> {
+    match fields.get(key) {
+        None => None,
+        Some(Value::Bool(b)) => Some(*b),
+        Some(_) => {
+            issues.error(format!("{path}.{key}"), format!("{key} must be a boolean"));
+            None
+        }
+    }
+}
+
+/// An optional list of strings.
+fn string_list(raw: Option<&Value>, path: &str, issues: &mut Issues) -> Option<Vec<String>> {
+    match raw {
+        None => None,
+        Some(Value::Array(items)) => {
+            let mut out = Vec::with_capacity(items.len());
+            for (i, item) in items.iter().enumerate() {
+                match item {
+                    Value::String(s) => out.push(s.clone()),
+                    _ => issues.error(format!("{path}[{i}]"), "must be a string"),
+                }
+            }
+            Some(out)
+        }
+        Some(_) => {
+            issues.error(path, "must be an array of strings");
+            None
+        }
+    }
+}

@@ -1,0 +1,385 @@
+//! The import pipeline: read → check every member → permissions → (when valid) the writes
+//! and events.
+
+use std::collections::BTreeSet;
+
+use serde_json::{Value, json};
+
+use super::check::{
+    Selection, check_context_fields, check_features, check_segments, check_tag_types, check_target,
+};
+use super::members::{Members, check_members};
+use super::parse::{Payload, parse};
+use super::strategy::default_strategy;
+use super::{
+    FeatureEnvironmentState, ImportPlan, ImportReport, Issues, Outcome, PlannedEvent, Snapshot,
+};
+use crate::auth::Permission;
+use crate::model::{ContextField, FeatureStrategy};
+
+/// Check `body` against `snapshot` and plan the import. `new_id` hands out strategy ids.
+pub(crate) fn plan(
+    body: &Value,
+    snapshot: &Snapshot,
+    new_id: &mut dyn FnMut() -> String,
+) -> Outcome {
+    let mut issues = Issues::default();
+    let payload = parse(body, &mut issues);
+    check_target(&payload, snapshot, &mut issues);
+    let selection = check_features(&payload, snapshot, &mut issues);
+    let segments = check_segments(&payload, snapshot, &mut issues);
+    let new_fields = check_context_fields(&payload, snapshot, &mut issues);
+    let new_tag_types = check_tag_types(&payload, snapshot, &mut issues);
+    let members = check_members(
+        &payload,
+        snapshot,
+        &selection,
+        &segments,
+        &new_fields,
+        &mut issues,
+    );
+    let permissions = permissions(
+        &payload,
+        snapshot,
+        &selection,
+        &members,
+        &new_fields,
+        &new_tag_types,
+    );
+    let warnings = issues.warnings.clone();
+    let result = if issues.errors.is_empty() && issues.not_found.is_empty() {
+        Ok(build(
+            &payload,
+            snapshot,
+            &selection,
+            members,
+            new_fields,
+            new_tag_types,
+            warnings.clone(),
+            new_id,
+        ))
+    } else {
+        Err(issues)
+    };
+    Outcome {
+        project: payload.project,
+        environment: payload.environment,
+        permissions,
+        warnings,
+        result,
+    }
+}
+
+/// The permissions the import needs in the target project and environment (reference
+/// §2.5, without demanding `DELETE_FEATURE_STRATEGY` for an empty feature list, and with
+/// `CREATE_FEATURE_STRATEGY` when enabling adds the default strategy).
+fn permissions(
+    payload: &Payload,
+    snapshot: &Snapshot,
+    selection: &Selection,
+    members: &Members,
+    new_fields: &[ContextField],
+    new_tag_types: &[super::TagType],
+) -> Vec<Permission> {
+    let mut needed = vec![Permission::UpdateFeature];
+    if selection.active.values().any(|(_, exists)| !exists) {
+        needed.push(Permission::CreateFeature);
+    }
+    if !new_tag_types.is_empty() {
+        needed.push(Permission::CreateTagType);
+    }
+    if !new_fields.is_empty() {
+        needed.push(Permission::CreateContextField);
+    }
+    let adds_default = members
+        .environments
+        .values()
+        .any(|e| e.enabled && !members.strategies.contains_key(&e.feature));
+    if !payload.strategies.is_empty() || adds_default {
+        needed.push(Permission::CreateFeatureStrategy);
+    }
+    let deletes = selection.active.keys().any(|name| {
+        snapshot
+            .feature_environments
+            .get(name)
+            .is_some_and(|fe| !fe.strategies.is_empty())
+    });
+    if deletes {
+        needed.push(Permission::DeleteFeatureStrategy);
+    }
+    if payload
+        .feature_environments
+        .iter()
+        .any(|e| e.value.variants.is_some())
+    {
+        needed.push(Permission::UpdateFeatureEnvironmentVariants);
+    }
+    needed
+}
+
+/// An event of the plan.
+fn planned(
+    event_type: &'static str,
+    feature: Option<&str>,
+    in_environment: bool,
+    pre_data: Option<Value>,
+    data: Option<Value>,
+) -> PlannedEvent {
+    PlannedEvent {
+        event_type,
+        feature: feature.map(str::to_owned),
+        in_environment,
+        pre_data,
+        data,
+    }
+}
+
+/// The strategies of a feature after the import: the payload's, in `sortOrder` then payload
+/// order, renumbered; a payload strategy equal to a stored one but for the id keeps that id.
+fn merge_strategies(
+    before: &[FeatureStrategy],
+    mut incoming: Vec<FeatureStrategy>,
+    new_id: &mut dyn FnMut() -> String,
+) -> Vec<FeatureStrategy> {
+    // A stable sort keeps payload order among equal (or absent) sort orders.
+    incoming.sort_by_key(|s| s.sort_order.unwrap_or(i64::MAX));
+    let mut unused: Vec<&FeatureStrategy> = before.iter().collect();
+    incoming
+        .into_iter()
+        .enumerate()
+        .map(|(i, mut strategy)| {
+            strategy.sort_order = Some(i64::try_from(i).unwrap_or(i64::MAX));
+            let same = unused.iter().position(|old| {
+                FeatureStrategy {
+                    id: None,
+                    ..(*old).clone()
+                } == strategy
+            });
+            strategy.id = Some(match same {
+                Some(at) => unused.remove(at).id.clone().unwrap_or_else(&mut *new_id),
+                None => new_id(),
+            });
+            strategy
+        })
+        .collect()
+}
+
+/// The writes and events of a valid import.
+#[allow(clippy::too_many_arguments)]
+fn build(
+    payload: &Payload,
+    snapshot: &Snapshot,
+    selection: &Selection,
+    mut members: Members,
+    new_fields: Vec<ContextField>,
+    new_tag_types: Vec<super::TagType>,
+    warnings: Vec<crate::error::ErrorDetail>,
+    new_id: &mut dyn FnMut() -> String,
+) -> ImportPlan {
+    let mut plan = ImportPlan {
+        project: payload.project.clone(),
+        environment: payload.environment.clone(),
+        ..ImportPlan::default()
+    };
+    let mut report = ImportReport {
+        skipped_archived: payload
+            .features
+            .iter()
+            .map(|f| f.value.name.clone())
+            .filter(|n| selection.archived.contains(n))
+            .collect(),
+        warnings,
+        ..ImportReport::default()
+    };
+    let (mut feature_events, mut variant_events, mut tag_events) =
+        (Vec::new(), Vec::new(), Vec::new());
+    let (mut strategy_events, mut enabled_events) = (Vec::new(), Vec::new());
+    for name in &selection.order {
+        let Some((meta, exists)) = selection.active.get(name) else {
+            continue;
+        };
+        let project = &payload.project;
+        match snapshot.features.get(name).filter(|_| *exists) {
+            Some(existing) => {
+                report.updated.push(name.clone());
+                if existing.meta != *meta {
+                    plan.features.push((name.clone(), meta.clone(), false));
+                    feature_events.push(planned(
+                        "feature-metadata-updated",
+                        Some(name),
+                        false,
+                        Some(json!(existing.meta)),
+                        Some(json!(meta)),
+                    ));
+                }
+            }
+            None => {
+                report.created.push(name.clone());
+                plan.features.push((name.clone(), meta.clone(), true));
+                let mut data = json!(meta);
+                data["name"] = json!(name);
+                data["project"] = json!(project);
+                feature_events.push(planned(
+                    "feature-created",
+                    Some(name),
+                    false,
+                    None,
+                    Some(data),
+                ));
+            }
+        }
+        let before = snapshot
+            .feature_environments
+            .get(name)
+            .cloned()
+            .unwrap_or_default();
+        let entry = members.environments.remove(name);
+        let mut incoming = members.strategies.remove(name).unwrap_or_default();
+        if entry.as_ref().is_some_and(|e| e.enabled) && incoming.iter().all(|s| s.is_disabled()) {
+            // Enabling with no (enabled) strategy adds Unleash's default, last; a stored equal
+            // one keeps its id like any other strategy.
+            let mut strategy = default_strategy(name);
+            strategy.sort_order = None;
+            incoming.push(strategy);
+        }
+        let after = FeatureEnvironmentState {
+            enabled: entry.as_ref().map_or(before.enabled, |e| e.enabled),
+            variants: entry
+                .as_ref()
+                .and_then(|e| e.variants.clone())
+                .unwrap_or_else(|| before.variants.clone()),
+            strategies: merge_strategies(&before.strategies, incoming, new_id),
+        };
+        if after.variants != before.variants {
+            variant_events.push(planned(
+                "feature-environment-variants-updated",
+                Some(name),
+                true,
+                Some(json!({"variants": before.variants})),
+                Some(json!({"variants": after.variants})),
+            ));
+        }
+        let kept: BTreeSet<&str> = after
+            .strategies
+            .iter()
+            .filter_map(|s| s.id.as_deref())
+            .collect();
+        let old: BTreeSet<&str> = before
+            .strategies
+            .iter()
+            .filter_map(|s| s.id.as_deref())
+            .collect();
+        for removed in before
+            .strategies
+            .iter()
+            .filter(|s| !s.id.as_deref().is_some_and(|id| kept.contains(id)))
+        {
+            strategy_events.push(planned(
+                "feature-strategy-remove",
+                Some(name),
+                true,
+                Some(json!(removed)),
+                None,
+            ));
+        }
+        for added in after
+            .strategies
+            .iter()
+            .filter(|s| !s.id.as_deref().is_some_and(|id| old.contains(id)))
+        {
+            strategy_events.push(planned(
+                "feature-strategy-add",
+                Some(name),
+                true,
+                None,
+                Some(json!(added)),
+            ));
+        }
+        if after.enabled != before.enabled {
+            let kind = if after.enabled {
+                "feature-environment-enabled"
+            } else {
+                "feature-environment-disabled"
+            };
+            enabled_events.push(planned(kind, Some(name), true, None, None));
+        }
+        if after != before {
+            plan.feature_environments.push((name.clone(), after));
+        }
+        let tags_before = snapshot.tags.get(name).cloned().unwrap_or_default();
+        let mut tags_after = members.tags.remove(name).unwrap_or_default();
+        // Tags are a set; the export order (type, value) is the stored order too, so an
+        // exported document imports back unchanged.
+        tags_after.sort_by(|a, b| (&a.tag_type, &a.value).cmp(&(&b.tag_type, &b.value)));
+        if tags_after != tags_before {
+            for tag in tags_before.iter().filter(|t| !tags_after.contains(t)) {
+                tag_events.push(planned(
+                    "feature-untagged",
+                    Some(name),
+                    false,
+                    Some(json!(tag)),
+                    None,
+                ));
+            }
+            for tag in tags_after.iter().filter(|t| !tags_before.contains(t)) {
+                tag_events.push(planned(
+                    "feature-tagged",
+                    Some(name),
+                    false,
+                    None,
+                    Some(json!(tag)),
+                ));
+            }
+            plan.tags.push((name.clone(), tags_after));
+        }
+    }
+    let mut events = feature_events;
+    events.extend(variant_events);
+    for tag_type in &new_tag_types {
+        events.push(planned(
+            "tag-type-created",
+            None,
+            false,
+            None,
+            Some(json!(tag_type)),
+        ));
+    }
+    events.extend(tag_events);
+    for field in &new_fields {
+        events.push(planned(
+            "context-field-created",
+            None,
+            false,
+            None,
+            Some(json!(field)),
+        ));
+    }
+    events.extend(strategy_events);
+    events.extend(enabled_events);
+    for (child, parents) in members.dependencies {
+        let before = snapshot
+            .dependencies
+            .get(&child)
+            .cloned()
+            .unwrap_or_default();
+        if parents == before {
+            continue;
+        }
+        for parent in parents.iter().filter(|p| !before.contains(p)) {
+            events.push(planned(
+                "feature-dependency-added",
+                Some(&child),
+                false,
+                None,
+                Some(json!(parent)),
+            ));
+        }
+        plan.dependencies.push((child, parents));
+    }
+    events.push(planned("features-imported", None, true, None, None));
+    plan.tag_types = new_tag_types;
+    plan.context_fields = new_fields;
+    plan.events = events;
+    plan.report = report;
+    plan
+}

@@ -1,0 +1,65 @@
+//! # toggle-admin
+//!
+//! The administration core of a feature-toggle service: the four admin operations of the
+//! specification — patch a feature's variants in an environment, import toggles, delete an
+//! application, set a project's access — behaving as Unleash users expect, over storage you
+//! choose.
+//!
+//! ```
+//! # #[tokio::main(flavor = "current_thread")]
+//! # async fn main() -> Result<(), Box<dyn std::error::Error>> {
+//! use toggle_admin::{MemoryStore, ToggleAdmin};
+//! use toggle_admin::model::{Environment, Project};
+//! use toggle_admin::admin::NewFeature;
+//!
+//! let admin = ToggleAdmin::new(MemoryStore::new());
+//! let key = admin.bootstrap_admin_key("ops").await?;          // the secret is shown once
+//! let caller = admin.authenticate(Some(&key.secret)).await?;
+//!
+//! admin.create_environment(&caller, &Environment {
+//!     name: "production".into(), environment_type: "production".into(), ..Default::default()
+//! }).await?;
+//! admin.create_project(&caller, &Project {
+//!     id: "shop".into(), name: "Shop".into(), environments: vec!["production".into()],
+//!     ..Default::default()
+//! }).await?;
+//! admin.create_feature(&caller, "shop", &NewFeature { name: "checkout".into(), ..Default::default() }).await?;
+//!
+//! // Decode the body with `decode_patch`: it refuses `test` and names the bad operation.
+//! let patch = toggle_admin::variants::decode_patch(&serde_json::json!([
+//!     { "op": "add", "path": "/-", "value": { "name": "blue", "weight": 0 } },
+//!     { "op": "add", "path": "/-", "value": { "name": "green", "weight": 0 } },
+//! ]))?;
+//! let result = admin.patch_variants(&caller, "shop", "checkout", "production", &patch).await?;
+//! assert_eq!(result.variants.iter().map(|v| v.weight).sum::<u32>(), 1000);
+//! # Ok(())
+//! # }
+//! ```
+//!
+//! ## Feature flags
+//!
+//! | feature | what it adds |
+//! |---|---|
+//! | `conformance` | `store::conformance`: the scenario suite every [`Store`] must pass |
+//! | `http` | `http::router`: the admin API as an axum `Router`, and the `server` example |
+#![deny(missing_docs)]
+#![cfg_attr(not(test), deny(clippy::unwrap_used, clippy::expect_used))]
+
+pub mod access;
+pub mod admin;
+pub mod auth;
+pub mod error;
+#[cfg(feature = "http")]
+pub mod http;
+pub mod import;
+pub mod model;
+mod names;
+pub mod store;
+pub mod variants;
+
+pub use access::{Group, Role, RolePermission, RoleType, User};
+pub use admin::ToggleAdmin;
+pub use auth::{Caller, Grant, KeyAccess, NewApiKey, Permission};
+pub use error::{Error, ErrorBody, ErrorDetail, Result};
+pub use import::{ImportReport, ImportValidation};
+pub use store::{MemoryStore, Store};

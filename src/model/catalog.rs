@@ -1,0 +1,94 @@
+//! The catalogue an import draws on: strategy definitions (the kinds of activation strategy)
+//! and segments (named, reusable constraint sets).
+
+use chrono::{DateTime, Utc};
+use serde::{Deserialize, Serialize};
+
+use super::Constraint;
+
+/// A kind of activation strategy, e.g. `flexibleRollout`: `name` is required.
+///
+/// Unleash's built-ins (`default`, `userWithId`, `gradualRolloutRandom`,
+/// `gradualRolloutSessionId`, `gradualRolloutUserId`, `applicationHostname`, `remoteAddress`,
+/// `flexibleRollout`) always exist and are not editable; custom ones are created with
+/// [`create_strategy_definition`](crate::ToggleAdmin::create_strategy_definition).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[serde(rename_all = "camelCase")]
+pub struct StrategyDefinition {
+    /// The name strategies use to refer to it; 1–100 URL-friendly characters.
+    pub name: String,
+    /// A name for people.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub display_name: Option<String>,
+    /// What it does.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub description: Option<String>,
+    /// False for the built-ins, true for custom definitions.
+    #[serde(default)]
+    pub editable: bool,
+    /// Whether it is deprecated (still usable).
+    #[serde(default)]
+    pub deprecated: bool,
+    /// The parameters strategies of this kind take.
+    #[serde(default)]
+    pub parameters: Vec<StrategyParameter>,
+}
+
+/// A parameter of a [`StrategyDefinition`]: `name` and `type` are required.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+pub struct StrategyParameter {
+    /// The parameter's name, as a key of a strategy's `parameters`.
+    pub name: String,
+    /// One of `string`, `percentage`, `list`, `number`, `boolean`.
+    #[serde(rename = "type")]
+    pub parameter_type: String,
+    /// What it means.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub description: Option<String>,
+    /// Whether a strategy must give it.
+    #[serde(default)]
+    pub required: bool,
+}
+
+/// A segment: a named set of constraints that strategies attach by id.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[serde(rename_all = "camelCase")]
+pub struct Segment {
+    /// The segment's id, handed out in creation order starting at 1.
+    pub id: i64,
+    /// Its name; exports refer to segments by name.
+    pub name: String,
+    /// What it is for.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub description: Option<String>,
+    /// The project it belongs to; `None` for a global segment usable in every project.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub project: Option<String>,
+    /// The constraints, all of which must hold.
+    #[serde(default)]
+    pub constraints: Vec<Constraint>,
+    /// When it was created.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub created_at: Option<DateTime<Utc>>,
+}
+
+/// A segment to create: `POST /api/admin/segments`. `name` is required.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct NewSegment {
+    /// 1–100 characters.
+    pub name: String,
+    /// What it is for.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub description: Option<String>,
+    /// The project it belongs to; `None` for a global segment.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub project: Option<String>,
+    /// The constraints.
+    #[serde(default)]
+    pub constraints: Vec<Constraint>,
+}

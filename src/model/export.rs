@@ -1,0 +1,216 @@
+//! The import body (SPEC §2.10) and the export document it carries (§2.11), with the members
+//! that appear only there: context fields (§2.12), feature tags (§2.13), tag types (§2.14),
+//! segment references and feature dependencies (§2.15).
+
+use chrono::{DateTime, Utc};
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value};
+
+use super::{Feature, FeatureEnvironment, FeatureStrategy, ParentDependency};
+
+/// The body of the toggle import (SPEC §2.10, `importTogglesSchema`): all three fields are
+/// required.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+pub struct ImportBody {
+    /// The target project.
+    pub project: String,
+    /// The target environment.
+    pub environment: String,
+    /// The result of an export operation.
+    pub data: ExportData,
+}
+
+/// The result of an export operation (SPEC §2.11, `exportResultSchema`): `features`,
+/// `featureStrategies` and `tagTypes` are required, the other members optional.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[serde(rename_all = "camelCase")]
+pub struct ExportData {
+    /// All exported features.
+    pub features: Vec<Feature>,
+    /// All strategy instances used by the exported features.
+    pub feature_strategies: Vec<FeatureStrategy>,
+    /// Environment-specific configuration of the exported features.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub feature_environments: Option<Vec<FeatureEnvironment>>,
+    /// Context fields used by the strategies in `featureStrategies`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub context_fields: Option<Vec<ContextField>>,
+    /// Tags applied to the exported features.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub feature_tags: Option<Vec<FeatureTag>>,
+    /// Segments used by the strategies.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub segments: Option<Vec<SegmentRef>>,
+    /// Tag types used in `featureTags`.
+    pub tag_types: Vec<TagType>,
+    /// Dependencies of exported features.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub dependencies: Option<Vec<FeatureDependencies>>,
+}
+
+/// A context field (SPEC §2.12): only `name` is required.
+///
+/// Server rules on creation: name URL-friendly, 1–100 characters; description at most 250;
+/// legal values 1–100 characters and unique by value.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[serde(rename_all = "camelCase")]
+pub struct ContextField {
+    /// The name of the context field.
+    pub name: String,
+    /// Description; nullable.
+    #[serde(
+        default,
+        deserialize_with = "super::double_option",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub description: Option<Option<String>>,
+    /// Whether the field can be used for stickiness calculation.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stickiness: Option<bool>,
+    /// Sort position; also the tiebreaker for alphabetical sorting.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sort_order: Option<i64>,
+    /// Creation time; nullable.
+    #[serde(
+        default,
+        with = "super::nullable_timestamp",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub created_at: Option<Option<DateTime<Utc>>>,
+    /// Usage count in features; nullable.
+    #[serde(
+        default,
+        deserialize_with = "super::double_option",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub used_in_features: Option<Option<i64>>,
+    /// Usage count in projects; nullable.
+    #[serde(
+        default,
+        deserialize_with = "super::double_option",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub used_in_projects: Option<Option<i64>>,
+    /// The allowed values.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub legal_values: Option<Vec<LegalValue>>,
+    /// Keys this version does not know (e.g. `project`, which Unleash 6.10.1 rejects), kept so
+    /// that round trips are exact.
+    #[serde(flatten, default, skip_serializing_if = "Map::is_empty")]
+    pub extra: Map<String, Value>,
+}
+
+/// An allowed value of a context field: `value` is required.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+pub struct LegalValue {
+    /// The value, 1–100 characters.
+    pub value: String,
+    /// What the value means.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub description: Option<String>,
+}
+
+/// A tag applied to a feature (SPEC §2.13): `featureName` and `tagValue` are required.
+///
+/// The deprecated `type` and `value` (replaced by `tagType` and `tagValue`) are accepted and
+/// returned (SPEC §9); on import Unleash skips entries without `tagType`. Server rules: value
+/// 2–50 characters, type URL-friendly 2–50.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[serde(rename_all = "camelCase")]
+pub struct FeatureTag {
+    /// The feature the tag is applied to.
+    pub feature_name: String,
+    /// The type of the tag.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tag_type: Option<String>,
+    /// The value of the tag.
+    pub tag_value: String,
+    /// Deprecated; replaced by `tagType`.
+    #[serde(rename = "type", default, skip_serializing_if = "Option::is_none")]
+    pub deprecated_type: Option<String>,
+    /// Deprecated; replaced by `tagValue`.
+    #[serde(rename = "value", default, skip_serializing_if = "Option::is_none")]
+    pub deprecated_value: Option<String>,
+    /// The id of the user who created the tag; nullable.
+    #[serde(
+        default,
+        deserialize_with = "super::double_option",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub created_by_user_id: Option<Option<i64>>,
+    /// Keys this version does not know, kept so that round trips are exact.
+    #[serde(flatten, default, skip_serializing_if = "Map::is_empty")]
+    pub extra: Map<String, Value>,
+}
+
+/// A tag type (SPEC §2.14): only `name` is required.
+///
+/// Server rules: name URL-friendly, 2–50 characters; `color` matches `^#[0-9A-Fa-f]{6}$`.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+pub struct TagType {
+    /// The name of the tag type.
+    pub name: String,
+    /// Description.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub description: Option<String>,
+    /// Icon; nullable.
+    #[serde(
+        default,
+        deserialize_with = "super::double_option",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub icon: Option<Option<String>>,
+    /// Colour, `#RRGGBB`; nullable. Unleash's schema has it, SPEC §2.14 does not show it.
+    #[serde(
+        default,
+        deserialize_with = "super::double_option",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub color: Option<Option<String>>,
+    /// Keys this version does not know, kept so that round trips are exact.
+    #[serde(flatten, default, skip_serializing_if = "Map::is_empty")]
+    pub extra: Map<String, Value>,
+}
+
+/// A segment used by the exported strategies (SPEC §2.11 `segments`): both fields required.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+pub struct SegmentRef {
+    /// The segment's id.
+    pub id: i64,
+    /// The segment's name.
+    pub name: String,
+}
+
+/// The parents of one exported feature (SPEC §2.15, element of `data.dependencies`): both
+/// fields required.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+pub struct FeatureDependencies {
+    /// The name of the child feature.
+    pub feature: String,
+    /// The parent features.
+    pub dependencies: Vec<ParentDependency>,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn required_members() {
+        let err = serde_json::from_str::<ExportData>(r#"{"features":[],"featureStrategies":[]}"#)
+            .unwrap_err();
+        assert!(err.to_string().contains("tagTypes"), "{err}");
+        let data: ExportData =
+            serde_json::from_str(r#"{"features":[],"featureStrategies":[],"tagTypes":[]}"#)
+                .unwrap();
+        assert_eq!(data, ExportData::default());
+    }
+}

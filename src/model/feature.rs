@@ -1,0 +1,250 @@
+//! Features (SPEC §2.9), their per-environment configuration (§2.8), tags and parent
+//! dependencies.
+
+use chrono::{DateTime, Utc};
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value};
+
+use super::{FeatureStrategy, Variant};
+
+/// A feature toggle as exported (SPEC §2.9, element of `data.features`): only `name` is
+/// required.
+///
+/// Deprecated fields are accepted and returned (SPEC §9): `lastSeenAt` (replaced by the
+/// feature environment's), `variants` (replaced by environment-level variants) and
+/// `strategies` (legacy; element shape not shown, so kept as raw JSON). `children` and
+/// `dependencies` are experimental.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[serde(rename_all = "camelCase")]
+pub struct Feature {
+    /// Unique feature name.
+    pub name: String,
+    /// Toggle type, e.g. `experiment`, `kill-switch`, `release`, `operational`, `permission`.
+    #[serde(rename = "type", default, skip_serializing_if = "Option::is_none")]
+    pub feature_type: Option<String>,
+    /// Detailed description; nullable.
+    #[serde(
+        default,
+        deserialize_with = "super::double_option",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub description: Option<Option<String>>,
+    /// True if archived.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub archived: Option<bool>,
+    /// The project the feature belongs to.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub project: Option<String>,
+    /// True if enabled.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub enabled: Option<bool>,
+    /// True if stale, based on age and feature type.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stale: Option<bool>,
+    /// True if favorited.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub favorite: Option<bool>,
+    /// True if impression data collection is enabled.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub impression_data: Option<bool>,
+    /// Creation time; nullable.
+    #[serde(
+        default,
+        with = "super::nullable_timestamp",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub created_at: Option<Option<DateTime<Utc>>>,
+    /// Archival time; nullable.
+    #[serde(
+        default,
+        with = "super::nullable_timestamp",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub archived_at: Option<Option<DateTime<Utc>>>,
+    /// Deprecated: the feature environment's `lastSeenAt` replaces it. Nullable.
+    #[serde(
+        default,
+        with = "super::nullable_timestamp",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub last_seen_at: Option<Option<DateTime<Utc>>>,
+    /// Environments where the feature can be used.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub environments: Option<Vec<FeatureEnvironment>>,
+    /// Deprecated feature-level variants.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub variants: Option<Vec<Variant>>,
+    /// Deprecated legacy strategies; their element shape is not shown, so they are raw JSON.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub strategies: Option<Vec<Value>>,
+    /// Tags on the feature; nullable.
+    #[serde(
+        default,
+        deserialize_with = "super::double_option",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub tags: Option<Option<Vec<Tag>>>,
+    /// Names of child features. Experimental.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub children: Option<Vec<String>>,
+    /// Parent dependencies. Experimental.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub dependencies: Option<Vec<ParentDependency>>,
+    /// Keys this version does not know (e.g. `createdBy`, `lifecycle` from newer Unleash),
+    /// kept so that round trips are exact.
+    #[serde(flatten, default, skip_serializing_if = "Map::is_empty")]
+    pub extra: Map<String, Value>,
+}
+
+/// The configuration of a feature in one environment (SPEC §2.8): `name` and `enabled` are
+/// required.
+///
+/// On import `name` is read as the feature's name (Unleash's exports put the feature name
+/// there), `environment` as the environment's.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[serde(rename_all = "camelCase")]
+pub struct FeatureEnvironment {
+    /// The name: the environment's by the schema, the feature's in exports.
+    pub name: String,
+    /// The feature's name.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub feature_name: Option<String>,
+    /// The environment's name.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub environment: Option<String>,
+    /// The type of the environment.
+    #[serde(rename = "type", default, skip_serializing_if = "Option::is_none")]
+    pub environment_type: Option<String>,
+    /// Whether the feature is enabled in this environment.
+    pub enabled: bool,
+    /// Sort order in the list of feature environments.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sort_order: Option<i64>,
+    /// The number of variants defined.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub variant_count: Option<u32>,
+    /// Activation strategies.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub strategies: Option<Vec<FeatureStrategy>>,
+    /// Environment-level variants.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub variants: Option<Vec<Variant>>,
+    /// When metrics were last collected for this feature environment; nullable.
+    #[serde(
+        default,
+        with = "super::nullable_timestamp",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub last_seen_at: Option<Option<DateTime<Utc>>>,
+    /// Whether any strategy is defined.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub has_strategies: Option<bool>,
+    /// Whether any enabled strategy is defined.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub has_enabled_strategies: Option<bool>,
+    /// Keys this version does not know (e.g. `changeRequestIds`, `releasePlans`), kept so that
+    /// round trips are exact.
+    #[serde(flatten, default, skip_serializing_if = "Map::is_empty")]
+    pub extra: Map<String, Value>,
+}
+
+/// A tag on a feature, as listed in the feature's `tags` (SPEC §2.9): `{value, type}`.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+pub struct Tag {
+    /// The tag's value. Required.
+    pub value: String,
+    /// The tag type's name. Required; `simple` when absent.
+    #[serde(rename = "type", default = "Tag::default_type")]
+    pub tag_type: String,
+}
+
+impl Tag {
+    /// The tag type used when none is given: `simple`.
+    pub const DEFAULT_TYPE: &'static str = "simple";
+
+    fn default_type() -> String {
+        Self::DEFAULT_TYPE.to_owned()
+    }
+}
+
+/// A parent a feature depends on (experimental; SPEC §2.9 `dependencies`, §2.15): `feature`
+/// is required.
+///
+/// `enabled` (default true) and `variants` (default empty) stay `None` when absent so that
+/// documents round-trip exactly; see [`is_enabled`](ParentDependency::is_enabled) and
+/// [`variant_names`](ParentDependency::variant_names).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+pub struct ParentDependency {
+    /// The parent feature's name.
+    pub feature: String,
+    /// Whether the parent must be enabled; when false, `variants` are ignored. Default true.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub enabled: Option<bool>,
+    /// The variants the parent must resolve to; valid only when the parent must be enabled.
+    /// Empty checks only the enabled status.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub variants: Option<Vec<String>>,
+}
+
+impl ParentDependency {
+    /// `enabled`, true when absent.
+    pub fn is_enabled(&self) -> bool {
+        self.enabled.unwrap_or(true)
+    }
+
+    /// `variants`, empty when absent.
+    pub fn variant_names(&self) -> &[String] {
+        self.variants.as_deref().unwrap_or(&[])
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn tag_type_defaults_to_simple() {
+        let tag: Tag = serde_json::from_str(r#"{"value":"x"}"#).unwrap();
+        assert_eq!(tag.tag_type, "simple");
+    }
+
+    #[test]
+    fn nullable_fields_keep_null() {
+        let json = serde_json::json!({
+            "name": "f",
+            "description": null,
+            "createdAt": null,
+            "archivedAt": "2024-01-01T00:00:00.000Z",
+            "tags": null
+        });
+        let feature: Feature = serde_json::from_value(json.clone()).unwrap();
+        assert_eq!(feature.description, Some(None));
+        assert_eq!(feature.created_at, Some(None));
+        assert_eq!(feature.tags, Some(None));
+        assert_eq!(feature.last_seen_at, None);
+        assert_eq!(serde_json::to_value(&feature).unwrap(), json);
+    }
+
+    #[test]
+    fn timestamps_written_like_unleash() {
+        let json = serde_json::json!({
+            "name": "f",
+            "enabled": true,
+            "lastSeenAt": "2024-05-01T10:00:00+02:00"
+        });
+        let env: FeatureEnvironment = serde_json::from_value(json).unwrap();
+        let out = serde_json::to_value(&env).unwrap();
+        assert_eq!(out["lastSeenAt"], "2024-05-01T08:00:00.000Z");
+    }
+
+    #[test]
+    fn parent_dependency_defaults() {
+        let dep: ParentDependency = serde_json::from_str(r#"{"feature":"p"}"#).unwrap();
+        assert!(dep.is_enabled());
+        assert!(dep.variant_names().is_empty());
+    }
+}

@@ -1,0 +1,98 @@
+//! Wire types: every resource of the specification as serde types with Unleash's exact JSON
+//! names (camelCase, `type`). Deprecated fields are accepted and returned; closed sets are
+//! enums.
+//!
+//! Documents made by Unleash round-trip exactly: optional fields absent on input stay absent,
+//! nullable fields sent as `null` come back as `null` (a double `Option`: outer `None` = absent,
+//! `Some(None)` = `null`), and the resources that Unleash grows over versions keep unknown keys
+//! in an `extra` map. Timestamps are written the way Unleash (JavaScript's `toISOString`) writes
+//! them: UTC, with milliseconds, e.g. `2024-01-01T00:00:00.000Z`.
+
+mod access;
+mod application;
+mod catalog;
+mod export;
+mod feature;
+mod project;
+mod strategy;
+mod variant;
+
+pub use access::*;
+pub use application::*;
+pub use catalog::*;
+pub use export::*;
+pub use feature::*;
+pub use project::*;
+pub use strategy::*;
+pub use variant::*;
+
+use serde::{Deserialize, Deserializer};
+
+/// Deserialises a nullable optional field: present `null` becomes `Some(None)`, a present value
+/// `Some(Some(v))`. Together with `#[serde(default)]` an absent field stays `None`, so that
+/// absent and `null` both survive a round trip.
+pub(crate) fn double_option<'de, D, T>(deserializer: D) -> Result<Option<Option<T>>, D::Error>
+where
+    D: Deserializer<'de>,
+    T: Deserialize<'de>,
+{
+    Option::<T>::deserialize(deserializer).map(Some)
+}
+
+/// Writes a timestamp as Unleash does: RFC 3339 in UTC with at least millisecond precision.
+fn format_timestamp(at: &chrono::DateTime<chrono::Utc>) -> String {
+    use chrono::{SecondsFormat, Timelike};
+    // JavaScript always writes milliseconds; finer precision is kept rather than truncated.
+    let format = if at.nanosecond().is_multiple_of(1_000_000) {
+        SecondsFormat::Millis
+    } else {
+        SecondsFormat::AutoSi
+    };
+    at.to_rfc3339_opts(format, true)
+}
+
+/// `with` module for an optional, non-nullable timestamp (`Option<DateTime<Utc>>`).
+pub(crate) mod timestamp {
+    use chrono::{DateTime, Utc};
+    use serde::{Deserialize, Deserializer, Serializer};
+
+    /// Writes the timestamp in Unleash's format, `null` when `None`.
+    pub(crate) fn serialize<S: Serializer>(
+        value: &Option<DateTime<Utc>>,
+        serializer: S,
+    ) -> Result<S::Ok, S::Error> {
+        match value {
+            Some(at) => serializer.serialize_str(&super::format_timestamp(at)),
+            None => serializer.serialize_none(),
+        }
+    }
+
+    /// Reads an RFC 3339 timestamp with any offset, converted to UTC.
+    pub(crate) fn deserialize<'de, D: Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Option<DateTime<Utc>>, D::Error> {
+        Option::<DateTime<Utc>>::deserialize(deserializer)
+    }
+}
+
+/// `with` module for an optional, nullable timestamp (`Option<Option<DateTime<Utc>>>`, see
+/// [`double_option`]).
+pub(crate) mod nullable_timestamp {
+    use chrono::{DateTime, Utc};
+    use serde::{Deserializer, Serializer};
+
+    /// Writes the timestamp in Unleash's format, `null` for `Some(None)`.
+    pub(crate) fn serialize<S: Serializer>(
+        value: &Option<Option<DateTime<Utc>>>,
+        serializer: S,
+    ) -> Result<S::Ok, S::Error> {
+        super::timestamp::serialize(&value.flatten(), serializer)
+    }
+
+    /// Reads `null` as `Some(None)` and a timestamp as `Some(Some(_))`.
+    pub(crate) fn deserialize<'de, D: Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Option<Option<DateTime<Utc>>>, D::Error> {
+        super::timestamp::deserialize(deserializer).map(Some)
+    }
+}

@@ -1,0 +1,60 @@
+//! Projects and environments: the containers features live in.
+
+use serde::{Deserialize, Serialize};
+
+/// A project: features are organised in projects, and a project uses some of the service's
+/// environments. `id` and `name` are required.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[serde(rename_all = "camelCase")]
+pub struct Project {
+    /// The project's id, as it appears in paths (`/api/admin/projects/{projectId}`).
+    pub id: String,
+    /// Display name.
+    pub name: String,
+    /// Description.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub description: Option<String>,
+    /// The naming pattern new feature names must follow.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub feature_naming: Option<FeatureNaming>,
+    /// The most features the project may hold (archived ones not counted).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub feature_limit: Option<u32>,
+    /// Names of the environments enabled for the project; empty when absent.
+    #[serde(default)]
+    pub environments: Vec<String>,
+}
+
+/// A project's feature naming convention: `pattern` is required.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+pub struct FeatureNaming {
+    /// A regular expression every new feature name in the project must match in full.
+    pub pattern: String,
+    /// A name that matches the pattern, shown to users.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub example: Option<String>,
+    /// What the convention is, in words.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub description: Option<String>,
+}
+
+/// An environment of the service, e.g. `development` or `production`: `name` and `type` are
+/// required.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[serde(rename_all = "camelCase")]
+pub struct Environment {
+    /// The environment's name.
+    pub name: String,
+    /// The environment's type, e.g. `development`, `test`, `production`.
+    #[serde(rename = "type")]
+    pub environment_type: String,
+    /// Whether the environment is enabled.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub enabled: Option<bool>,
+    /// Position in the list of environments.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sort_order: Option<i64>,
+}

@@ -1,0 +1,239 @@
+//! The journal: a header naming the format and the revision it starts from, then one framed
+//! record per commit, appended in revision order.
+//!
+//! ```text
+//! header  (24 bytes): magic "TGLJRNL\0" | version u32 | base revision u64 | crc32 of the 20 bytes before
+//! record  (20 bytes + payload):
+//!         payload length u32 | revision u64 | crc32 of payload | crc32 of the 16 bytes before
+//!         payload: the commit's ChangeSet as JSON
+//! ```
+//!
+//! All integers are little-endian. The record header has its own checksum so that a damaged
+//! length is detected before it is trusted, and so that recovery can look for intact records
+//! after a damaged one cheaply (see [`read`]).
+
+use std::fs::{File, OpenOptions};
+use std::io::Write as _;
+use std::path::Path;
+
+use super::{TruncatedTail, io_error};
+use crate::store::{ChangeSet, Revision, StoreError};
+
+/// The journal's file name in the store directory.
+pub(super) const FILE_NAME: &str = "journal";
+/// Where a new journal is prepared before it is renamed into place.
+pub(super) const TEMP_NAME: &str = "journal.tmp";
+const MAGIC: [u8; 8] = *b"TGLJRNL\0";
+/// The journal format this build writes and reads.
+pub(super) const VERSION: u32 = 1;
+/// Length of the file header; the first record starts here.
+pub(super) const HEADER_LEN: u64 = 24;
+const RECORD_HEADER_LEN: usize = 20;
+
+/// Frame `payload` (an encoded change set) as the record of commit `revision`.
+pub(super) fn frame(revision: Revision, payload: &[u8]) -> Result<Vec<u8>, StoreError> {
+    let len = u32::try_from(payload.len()).map_err(|_| {
+        io_error(
+            "could not journal a change set",
+            std::io::Error::new(
+                std::io::ErrorKind::InvalidInput,
+                format!(
+                    "its encoding is {} bytes, over the 4 GiB record limit",
+                    payload.len()
+                ),
+            ),
+        )
+    })?;
+    let mut record = Vec::with_capacity(RECORD_HEADER_LEN + payload.len());
+    record.extend_from_slice(&len.to_le_bytes());
+    record.extend_from_slice(&revision.0.to_le_bytes());
+    record.extend_from_slice(&crc32fast::hash(payload).to_le_bytes());
+    let header_crc = crc32fast::hash(&record);
+    record.extend_from_slice(&header_crc.to_le_bytes());
+    record.extend_from_slice(payload);
+    Ok(record)
+}
+
+/// Create a new, empty journal starting after `base` under [`TEMP_NAME`], durable, and
+/// return a handle positioned for appending. The caller renames it over [`FILE_NAME`].
+pub(super) fn create_temp(dir: &Path, base: Revision) -> Result<File, StoreError> {
+    let path = dir.join(TEMP_NAME);
+    let context = || format!("could not create the journal {}", path.display());
+    // A leftover from an interrupted compaction is never needed: the snapshot and the
+    // journal in place hold everything.
+    remove_if_exists(&path)?;
+    let mut file = OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .open(&path)
+        .map_err(|e| io_error(context(), e))?;
+    let mut header = Vec::with_capacity(HEADER_LEN as usize);
+    header.extend_from_slice(&MAGIC);
+    header.extend_from_slice(&VERSION.to_le_bytes());
+    header.extend_from_slice(&base.0.to_le_bytes());
+    let crc = crc32fast::hash(&header);
+    header.extend_from_slice(&crc.to_le_bytes());
+    file.write_all(&header)
+        .and_then(|()| file.sync_all())
+        .map_err(|e| io_error(context(), e))?;
+    Ok(file)
+}
+
+/// Remove `path` if it is there.
+pub(super) fn remove_if_exists(path: &Path) -> Result<(), StoreError> {
+    match std::fs::remove_file(path) {
+        Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
+            Err(io_error(format!("could not remove {}", path.display()), e))
+        }
+        _ => Ok(()),
+    }
+}
+
+/// What [`read`] found in a journal.
+#[derive(Debug)]
+pub(super) struct Contents {
+    /// The revision the journal starts after.
+    pub base: Revision,
+    /// The intact records in order, each with its revision and change set.
+    pub records: Vec<(Revision, ChangeSet)>,
+    /// Where the intact records end: the length the file must have.
+    pub valid_len: u64,
+    /// The damaged tail that follows them, if any.
+    pub torn_tail: Option<TruncatedTail>,
+}
+
+/// Parse a whole journal.
+///
+/// A record that is cut short or fails a checksum is either the tail a crash left
+/// mid-append, or damage. It is the tail exactly when no intact record follows it anywhere
+/// in the file: a crash can only spoil what was written last, while bit rot or a bad edit
+/// in the middle leaves intact records after it. So the first damaged record is searched
+/// past for any intact record; finding one makes the journal corrupt at the damaged
+/// record's offset, finding none makes everything from that offset a torn tail.
+pub(super) fn read(bytes: &[u8], file: &Path) -> Result<Contents, StoreError> {
+    let corrupt = |offset: u64, reason: String| StoreError::Corrupt {
+        file: file.display().to_string(),
+        offset,
+        reason,
+    };
+    let header_len = HEADER_LEN as usize;
+    if bytes.len() < header_len || bytes[..8] != MAGIC {
+        return Err(corrupt(0, "not a toggle-admin journal".to_owned()));
+    }
+    let version = u32_at(bytes, 8);
+    if version != VERSION {
+        return Err(StoreError::UnsupportedFormat {
+            file: file.display().to_string(),
+            found: version,
+            supported: VERSION,
+        });
+    }
+    if crc32fast::hash(&bytes[..20]) != u32_at(bytes, 20) {
+        return Err(corrupt(
+            0,
+            "the journal header fails its checksum".to_owned(),
+        ));
+    }
+    let base = Revision(u64_at(bytes, 12));
+
+    let mut records = Vec::new();
+    let mut previous = base;
+    let mut pos = header_len;
+    while pos < bytes.len() {
+        let (revision, payload, end) = match record_at(bytes, pos) {
+            Ok(record) => record,
+            Err(damage) => {
+                let why = damage.to_string();
+                if let Some(next) = (pos + 1..bytes.len()).find(|&p| record_at(bytes, p).is_ok()) {
+                    return Err(corrupt(
+                        pos as u64,
+                        format!("{why}, yet an intact record follows at byte {next}"),
+                    ));
+                }
+                return Ok(Contents {
+                    base,
+                    records,
+                    valid_len: pos as u64,
+                    torn_tail: Some(TruncatedTail {
+                        offset: pos as u64,
+                        bytes: (bytes.len() - pos) as u64,
+                        reason: why,
+                    }),
+                });
+            }
+        };
+        if revision != previous.next() {
+            return Err(corrupt(
+                pos as u64,
+                format!("record of {revision} follows {previous}"),
+            ));
+        }
+        let changes = serde_json::from_slice(payload).map_err(|e| {
+            corrupt(
+                pos as u64,
+                format!("record of {revision} is intact but does not decode: {e}"),
+            )
+        })?;
+        records.push((revision, changes));
+        previous = revision;
+        pos = end;
+    }
+    Ok(Contents {
+        base,
+        records,
+        valid_len: bytes.len() as u64,
+        torn_tail: None,
+    })
+}
+
+/// Why the bytes at some offset are not an intact record. Cheap to make: recovery probes
+/// every offset of a damaged tail.
+#[derive(Debug, Clone, Copy)]
+enum Damage {
+    HeaderCutShort,
+    HeaderChecksum,
+    PayloadCutShort(usize),
+    PayloadChecksum,
+}
+
+impl std::fmt::Display for Damage {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Damage::HeaderCutShort => f.write_str("record header cut short"),
+            Damage::HeaderChecksum => f.write_str("record header fails its checksum"),
+            Damage::PayloadCutShort(len) => write!(f, "record of {len} bytes cut short"),
+            Damage::PayloadChecksum => f.write_str("record fails its checksum"),
+        }
+    }
+}
+
+/// The intact record starting at `pos`: its revision, payload and end, or what is wrong.
+fn record_at(bytes: &[u8], pos: usize) -> Result<(Revision, &[u8], usize), Damage> {
+    let Some(header) = bytes.get(pos..pos.saturating_add(RECORD_HEADER_LEN)) else {
+        return Err(Damage::HeaderCutShort);
+    };
+    if crc32fast::hash(&header[..16]) != u32_at(header, 16) {
+        return Err(Damage::HeaderChecksum);
+    }
+    let len = u32_at(header, 0) as usize;
+    let start = pos + RECORD_HEADER_LEN;
+    let Some(payload) = bytes.get(start..start.saturating_add(len)) else {
+        return Err(Damage::PayloadCutShort(len));
+    };
+    if crc32fast::hash(payload) != u32_at(header, 12) {
+        return Err(Damage::PayloadChecksum);
+    }
+    Ok((Revision(u64_at(header, 4)), payload, start + len))
+}
+
+fn u32_at(bytes: &[u8], at: usize) -> u32 {
+    let mut buf = [0; 4];
+    buf.copy_from_slice(&bytes[at..at + 4]);
+    u32::from_le_bytes(buf)
+}
+
+fn u64_at(bytes: &[u8], at: usize) -> u64 {
+    let mut buf = [0; 8];
+    buf.copy_from_slice(&bytes[at..at + 8]);
+    u64::from_le_bytes(buf)
+}

@@ -1,0 +1,493 @@
+//! The Store contract: records with revisions, and one atomic, conditional `commit`.
+//!
+//! Stores know records, not variants or imports. A record is a JSON value filed under a
+//! [`Key`] (a [`Collection`] and an id within it). Every commit gets the next [`Revision`] of
+//! the store; each record remembers the revision that last wrote it, and each collection the
+//! revision that last wrote anything in it.
+//!
+//! The facade reads what an operation needs, decides in pure code what to write, and hands
+//! the store one [`ChangeSet`]: the revisions it read ([`Precondition`]s), the writes, and the
+//! events describing them. The store applies all of it or none of it.
+
+mod file;
+mod memory;
+#[cfg(feature = "postgres")]
+mod postgres;
+mod state;
+
+#[cfg(feature = "conformance")]
+pub mod conformance;
+
+use std::fmt;
+use std::sync::Arc;
+
+use async_trait::async_trait;
+use chrono::{DateTime, Utc};
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+#[doc(hidden)]
+pub use file::CompactionCrash;
+pub use file::{FileStore, FileStoreBuilder, FileStoreStats, Recovery, TruncatedTail};
+pub use memory::MemoryStore;
+#[cfg(feature = "postgres")]
+pub use postgres::{PostgresConfig, PostgresStore};
+pub use state::StoreState;
+
+/// A commit's position in a store's history. Revisions grow by one per commit, starting at 1;
+/// [`Revision::ABSENT`] (0) stands for "no record" in reads and preconditions.
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Default, Serialize, Deserialize,
+)]
+#[serde(transparent)]
+pub struct Revision(pub u64);
+
+impl Revision {
+    /// The revision of a record that does not exist (and of a store nothing was committed to).
+    pub const ABSENT: Revision = Revision(0);
+
+    /// The revision after this one.
+    pub fn next(self) -> Revision {
+        Revision(self.0 + 1)
+    }
+}
+
+impl fmt::Display for Revision {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "r{}", self.0)
+    }
+}
+
+/// The kinds of record a store holds. Stores treat them alike; the name is what a backend
+/// writes down ([`Collection::as_str`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+#[non_exhaustive]
+pub enum Collection {
+    /// Projects, by id.
+    Projects,
+    /// Environments, by name.
+    Environments,
+    /// Features, by name (names are unique across projects).
+    Features,
+    /// A feature's configuration in one environment, by `feature\u{1f}environment`.
+    FeatureEnvironments,
+    /// API keys, by the hash of their secret.
+    ApiKeys,
+    /// Users, by id.
+    Users,
+    /// Groups, by id.
+    Groups,
+    /// Roles (built-in and custom), by id.
+    Roles,
+    /// A project's role assignment, by project id.
+    ProjectAccess,
+    /// Registered client applications, by name.
+    Applications,
+    /// Strategy definitions, by name.
+    StrategyDefinitions,
+    /// Segments, by id.
+    Segments,
+    /// Context fields, by name.
+    ContextFields,
+    /// Tag types, by name.
+    TagTypes,
+    /// A feature's tags, by feature name.
+    FeatureTags,
+    /// A feature's parent dependencies, by feature name.
+    FeatureDependencies,
+    /// Counters that hand out numeric ids (users, groups, roles, segments), by what they count.
+    Sequences,
+}
+
+impl Collection {
+    /// Every collection, in a fixed order.
+    pub const ALL: [Collection; 17] = [
+        Collection::Projects,
+        Collection::Environments,
+        Collection::Features,
+        Collection::FeatureEnvironments,
+        Collection::ApiKeys,
+        Collection::Users,
+        Collection::Groups,
+        Collection::Roles,
+        Collection::ProjectAccess,
+        Collection::Applications,
+        Collection::StrategyDefinitions,
+        Collection::Segments,
+        Collection::ContextFields,
+        Collection::TagTypes,
+        Collection::FeatureTags,
+        Collection::FeatureDependencies,
+        Collection::Sequences,
+    ];
+
+    /// The collection's stable name, as backends write it down.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Collection::Projects => "projects",
+            Collection::Environments => "environments",
+            Collection::Features => "features",
+            Collection::FeatureEnvironments => "feature-environments",
+            Collection::ApiKeys => "api-keys",
+            Collection::Users => "users",
+            Collection::Groups => "groups",
+            Collection::Roles => "roles",
+            Collection::ProjectAccess => "project-access",
+            Collection::Applications => "applications",
+            Collection::StrategyDefinitions => "strategy-definitions",
+            Collection::Segments => "segments",
+            Collection::ContextFields => "context-fields",
+            Collection::TagTypes => "tag-types",
+            Collection::FeatureTags => "feature-tags",
+            Collection::FeatureDependencies => "feature-dependencies",
+            Collection::Sequences => "sequences",
+        }
+    }
+
+    /// The collection named `name` by [`Collection::as_str`].
+    pub fn from_name(name: &str) -> Option<Collection> {
+        Collection::ALL.into_iter().find(|c| c.as_str() == name)
+    }
+}
+
+impl fmt::Display for Collection {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// Where a record lives: its collection and its id within it.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+pub struct Key {
+    /// The record's collection.
+    pub collection: Collection,
+    /// The record's id, unique within the collection.
+    pub id: String,
+}
+
+impl Key {
+    /// The key of record `id` in `collection`.
+    pub fn new(collection: Collection, id: impl Into<String>) -> Self {
+        Self {
+            collection,
+            id: id.into(),
+        }
+    }
+}
+
+impl fmt::Display for Key {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}/{}", self.collection, self.id)
+    }
+}
+
+/// A record as read: its value and the revision that last wrote it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Versioned {
+    /// The record's value. Shared, so that reads do not copy it.
+    pub value: Arc<Value>,
+    /// The revision of the commit that last wrote this record.
+    pub revision: Revision,
+}
+
+/// The records of a collection as read, with the collection's revision at the time of reading,
+/// for a [`Precondition::CollectionUnchanged`].
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct Listing {
+    /// The revision of the last commit that wrote anything in the collection
+    /// ([`Revision::ABSENT`] if none did).
+    pub revision: Revision,
+    /// The records, ordered by id (byte order).
+    pub records: Vec<(String, Versioned)>,
+}
+
+/// What must still hold for a change set to be applied.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "kebab-case")]
+pub enum Precondition {
+    /// The record at `key` is still at `revision`: no commit wrote or deleted it since.
+    /// `revision` [`Revision::ABSENT`] means the record must not exist.
+    Record {
+        /// The record.
+        key: Key,
+        /// The revision it was read at.
+        revision: Revision,
+    },
+    /// No commit wrote or deleted anything in `collection` after `revision`.
+    CollectionUnchanged {
+        /// The collection.
+        collection: Collection,
+        /// The collection's revision when it was read ([`Listing::revision`]).
+        revision: Revision,
+    },
+}
+
+/// One write of a change set.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "op", rename_all = "kebab-case")]
+pub enum Write {
+    /// Create or replace the record at `key`.
+    Put {
+        /// Where.
+        key: Key,
+        /// The new value.
+        value: Value,
+    },
+    /// Delete the record at `key`; deleting a record that does not exist is not an error.
+    Delete {
+        /// Where.
+        key: Key,
+    },
+}
+
+impl Write {
+    /// The key this write touches.
+    pub fn key(&self) -> &Key {
+        match self {
+            Write::Put { key, .. } | Write::Delete { key } => key,
+        }
+    }
+}
+
+/// An audit event as the facade proposes it, committed with the writes it describes.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct NewEvent {
+    /// The event type, Unleash's name (`feature-environment-variants-updated`, …).
+    #[serde(rename = "type")]
+    pub event_type: String,
+    /// Who made the change (the API key's name or the user's name).
+    pub created_by: String,
+    /// When the change was made.
+    pub created_at: DateTime<Utc>,
+    /// The project concerned, if any.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub project: Option<String>,
+    /// The feature concerned, if any.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub feature_name: Option<String>,
+    /// The environment concerned, if any.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub environment: Option<String>,
+    /// The state after the change.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub data: Option<Value>,
+    /// The state before the change.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pre_data: Option<Value>,
+}
+
+/// An event as stored: the proposed event with its position in the log.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Event {
+    /// The event's id: 1 for the first event of the store, then one more per event, in commit
+    /// order (and in change-set order within a commit).
+    pub id: u64,
+    /// The revision of the commit that recorded it.
+    pub revision: Revision,
+    /// The event itself.
+    #[serde(flatten)]
+    pub event: NewEvent,
+}
+
+/// Everything one operation writes, applied atomically by [`Store::commit`].
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+pub struct ChangeSet {
+    /// What must still hold; if any does not, nothing is written.
+    pub preconditions: Vec<Precondition>,
+    /// The writes, applied in order (a later write to the same key wins).
+    pub writes: Vec<Write>,
+    /// The events, appended to the log in order.
+    pub events: Vec<NewEvent>,
+}
+
+impl ChangeSet {
+    /// An empty change set.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Require that the record at `key` is still at `revision`.
+    pub fn expect_revision(&mut self, key: Key, revision: Revision) -> &mut Self {
+        self.preconditions
+            .push(Precondition::Record { key, revision });
+        self
+    }
+
+    /// Require that nothing in `collection` changed since `revision`.
+    pub fn expect_collection(&mut self, collection: Collection, revision: Revision) -> &mut Self {
+        self.preconditions.push(Precondition::CollectionUnchanged {
+            collection,
+            revision,
+        });
+        self
+    }
+
+    /// Create or replace the record at `key`.
+    pub fn put(&mut self, key: Key, value: Value) -> &mut Self {
+        self.writes.push(Write::Put { key, value });
+        self
+    }
+
+    /// Delete the record at `key`.
+    pub fn delete(&mut self, key: Key) -> &mut Self {
+        self.writes.push(Write::Delete { key });
+        self
+    }
+
+    /// Record an event with the writes.
+    pub fn event(&mut self, event: NewEvent) -> &mut Self {
+        self.events.push(event);
+        self
+    }
+
+    /// True when the change set writes nothing and records no event.
+    pub fn is_empty(&self) -> bool {
+        self.writes.is_empty() && self.events.is_empty()
+    }
+}
+
+/// Why a store operation failed.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum StoreError {
+    /// A precondition of the change set no longer holds; nothing was written. The caller
+    /// re-reads and decides again.
+    #[error("conflict: {0} changed since it was read")]
+    Conflict(String),
+    /// Another process (or another handle in this one) holds the store's lock.
+    #[error("the store at {path} is locked by another process or handle")]
+    Locked {
+        /// The locked directory.
+        path: String,
+    },
+    /// An I/O operation failed.
+    #[error("{context}: {source}")]
+    Io {
+        /// What was being done, naming the file.
+        context: String,
+        /// The I/O error.
+        #[source]
+        source: std::io::Error,
+    },
+    /// Stored data is damaged.
+    #[error("{file} is damaged at byte {offset}: {reason}")]
+    Corrupt {
+        /// The damaged file.
+        file: String,
+        /// Where the damage starts.
+        offset: u64,
+        /// What is wrong.
+        reason: String,
+    },
+    /// Stored data is of a format this version does not read.
+    #[error("{file} has format version {found}; this version reads {supported}")]
+    UnsupportedFormat {
+        /// The file.
+        file: String,
+        /// The format version found.
+        found: u32,
+        /// The format version this build reads.
+        supported: u32,
+    },
+    /// A record or change set could not be (de)serialised.
+    #[error("could not encode or decode {what}: {source}")]
+    Encoding {
+        /// What was being (de)serialised.
+        what: String,
+        /// The serde error.
+        #[source]
+        source: serde_json::Error,
+    },
+    /// The backend (e.g. a database) failed.
+    #[error("{message}")]
+    Backend {
+        /// What failed.
+        message: String,
+        /// The backend's error.
+        #[source]
+        source: Option<Box<dyn std::error::Error + Send + Sync>>,
+    },
+}
+
+impl StoreError {
+    /// True for [`StoreError::Conflict`].
+    pub fn is_conflict(&self) -> bool {
+        matches!(self, StoreError::Conflict(_))
+    }
+}
+
+/// Storage for the admin core.
+///
+/// # Contract
+///
+/// * **Reads** return records with the [`Revision`] of the commit that last wrote them. A read
+///   started after [`commit`](Store::commit) returned `Ok` sees that commit (visibility after
+///   commit), in this process and, for shared backends, in every process.
+/// * **`commit` is atomic**: every write and every event of the [`ChangeSet`] lands, or none
+///   does. It returns the commit's revision, which is one more than the previous commit's.
+/// * **Preconditions**: before writing, `commit` checks every [`Precondition`] against the
+///   current state, atomically with the writes. If any no longer holds it fails with
+///   [`StoreError::Conflict`] and writes nothing; the caller re-reads and decides again. So
+///   two read-decide-commit cycles that read the same record can never both commit: there is
+///   no lost update.
+/// * **Events** are part of the change set: they get ids in commit order (and change-set
+///   order within a commit), so the audit log can never disagree with the data.
+/// * **Durability** is the store's to state (see each store); a store that says it is
+///   durable has made a commit durable before `commit` returns `Ok`.
+/// * A change set with no writes and no events still checks its preconditions and takes a
+///   revision.
+///
+/// The required methods are few on purpose. Wrappers ([`Arc<T>`], [`Box<T>`]) forward every
+/// method.
+#[async_trait]
+pub trait Store: fmt::Debug + Send + Sync + 'static {
+    /// The record at `key`, if there is one.
+    async fn get(&self, key: &Key) -> Result<Option<Versioned>, StoreError>;
+
+    /// The records at `keys`, in the same order (`None` where there is none), in one read.
+    async fn get_many(&self, keys: &[Key]) -> Result<Vec<Option<Versioned>>, StoreError>;
+
+    /// The records of `collection` whose id starts with `prefix` (all of them for `""`),
+    /// ordered by id, with the collection's revision.
+    async fn list(&self, collection: Collection, prefix: &str) -> Result<Listing, StoreError>;
+
+    /// Up to `limit` events with id greater than `after`, in id order.
+    async fn events(&self, after: u64, limit: usize) -> Result<Vec<Event>, StoreError>;
+
+    /// The revision of the last commit ([`Revision::ABSENT`] for an empty store).
+    async fn revision(&self) -> Result<Revision, StoreError>;
+
+    /// Apply `changes` atomically if its preconditions hold; see the trait's contract.
+    async fn commit(&self, changes: ChangeSet) -> Result<Revision, StoreError>;
+}
+
+macro_rules! forward_store {
+    ($($wrapper:ty),*) => {$(
+        #[async_trait]
+        impl<T: Store + ?Sized> Store for $wrapper {
+            async fn get(&self, key: &Key) -> Result<Option<Versioned>, StoreError> {
+                (**self).get(key).await
+            }
+            async fn get_many(&self, keys: &[Key]) -> Result<Vec<Option<Versioned>>, StoreError> {
+                (**self).get_many(keys).await
+            }
+            async fn list(&self, collection: Collection, prefix: &str) -> Result<Listing, StoreError> {
+                (**self).list(collection, prefix).await
+            }
+            async fn events(&self, after: u64, limit: usize) -> Result<Vec<Event>, StoreError> {
+                (**self).events(after, limit).await
+            }
+            async fn revision(&self) -> Result<Revision, StoreError> {
+                (**self).revision().await
+            }
+            async fn commit(&self, changes: ChangeSet) -> Result<Revision, StoreError> {
+                (**self).commit(changes).await
+            }
+        }
+    )*};
+}
+
+forward_store!(Arc<T>, Box<T>);

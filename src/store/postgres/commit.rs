@@ -1,0 +1,315 @@
+//! One commit as one transaction: lock the meta row, check the preconditions, apply every write
+//! and event in a single statement, commit. Four round trips after `BEGIN` whatever the size of
+//! the change set, because the writes and events travel as arrays.
+
+use std::collections::{BTreeSet, HashMap};
+
+use chrono::{DateTime, Utc};
+use deadpool_postgres::Client;
+use serde_json::Value;
+
+use super::failure::{backend, connection_lost, plain};
+use super::sql::Statements;
+use crate::store::{ChangeSet, Precondition, Revision, StoreError, Write};
+
+/// A change set laid out as the array parameters of the check and apply statements.
+pub(super) struct Plan<'a> {
+    preconditions: &'a [Precondition],
+    check_collections: Vec<&'static str>,
+    check_ids: Vec<Option<&'a str>>,
+    check_revisions: Vec<i64>,
+    put_collections: Vec<&'static str>,
+    put_ids: Vec<&'a str>,
+    put_values: Vec<&'a Value>,
+    delete_collections: Vec<&'static str>,
+    delete_ids: Vec<&'a str>,
+    touched: Vec<&'static str>,
+    event_types: Vec<&'a str>,
+    event_created_by: Vec<&'a str>,
+    event_created_at: Vec<DateTime<Utc>>,
+    event_projects: Vec<Option<&'a str>>,
+    event_features: Vec<Option<&'a str>>,
+    event_environments: Vec<Option<&'a str>>,
+    event_data: Vec<Option<&'a Value>>,
+    event_pre_data: Vec<Option<&'a Value>>,
+}
+
+/// A revision as a `bigint`. Revisions never come near `i64::MAX` in practice; saturating
+/// keeps the comparison right anyway (no stored revision equals or exceeds it).
+fn to_bigint(revision: Revision) -> i64 {
+    i64::try_from(revision.0).unwrap_or(i64::MAX)
+}
+
+impl<'a> Plan<'a> {
+    pub(super) fn new(changes: &'a ChangeSet) -> Self {
+        let mut plan = Plan {
+            preconditions: &changes.preconditions,
+            check_collections: Vec::with_capacity(changes.preconditions.len()),
+            check_ids: Vec::with_capacity(changes.preconditions.len()),
+            check_revisions: Vec::with_capacity(changes.preconditions.len()),
+            put_collections: Vec::new(),
+            put_ids: Vec::new(),
+            put_values: Vec::new(),
+            delete_collections: Vec::new(),
+            delete_ids: Vec::new(),
+            touched: Vec::new(),
+            event_types: Vec::new(),
+            event_created_by: Vec::new(),
+            event_created_at: Vec::new(),
+            event_projects: Vec::new(),
+            event_features: Vec::new(),
+            event_environments: Vec::new(),
+            event_data: Vec::new(),
+            event_pre_data: Vec::new(),
+        };
+        for precondition in &changes.preconditions {
+            let (collection, id, revision) = match precondition {
+                Precondition::Record { key, revision } => {
+                    (key.collection, Some(key.id.as_str()), revision)
+                }
+                Precondition::CollectionUnchanged {
+                    collection,
+                    revision,
+                } => (*collection, None, revision),
+            };
+            plan.check_collections.push(collection.as_str());
+            plan.check_ids.push(id);
+            plan.check_revisions.push(to_bigint(*revision));
+        }
+
+        // Only each key's last write reaches the database (a later write to the same key
+        // wins), which also keeps one statement from touching a row twice. A put moves its
+        // collection's revision even when a later delete of the same key wins, as in
+        // `StoreState::apply`, hence `touched`.
+        let mut last_write: HashMap<(&str, &str), usize> = HashMap::new();
+        let mut touched = BTreeSet::new();
+        for (index, write) in changes.writes.iter().enumerate() {
+            let key = write.key();
+            last_write.insert((key.collection.as_str(), key.id.as_str()), index);
+            if matches!(write, Write::Put { .. }) {
+                touched.insert(key.collection.as_str());
+            }
+        }
+        plan.touched = touched.into_iter().collect();
+        for (index, write) in changes.writes.iter().enumerate() {
+            let key = write.key();
+            if last_write.get(&(key.collection.as_str(), key.id.as_str())) != Some(&index) {
+                continue;
+            }
+            match write {
+                Write::Put { key, value } => {
+                    plan.put_collections.push(key.collection.as_str());
+                    plan.put_ids.push(&key.id);
+                    plan.put_values.push(value);
+                }
+                Write::Delete { key } => {
+                    plan.delete_collections.push(key.collection.as_str());
+                    plan.delete_ids.push(&key.id);
+                }
+            }
+        }
+
+        for event in &changes.events {
+            plan.event_types.push(&event.event_type);
+            plan.event_created_by.push(&event.created_by);
+            plan.event_created_at.push(event.created_at);
+            plan.event_projects.push(event.project.as_deref());
+            plan.event_features.push(event.feature_name.as_deref());
+            plan.event_environments.push(event.environment.as_deref());
+            plan.event_data.push(event.data.as_ref());
+            plan.event_pre_data.push(event.pre_data.as_ref());
+        }
+        plan
+    }
+}
+
+/// Why one attempt at a commit failed.
+pub(super) enum Failure {
+    /// The connection was already dead at `BEGIN`: nothing was sent that could have changed
+    /// anything, so another connection may try again.
+    StaleConnection(StoreError),
+    /// The connection died during the commit; reported to the caller, and the connection must
+    /// not go back to the pool.
+    LostConnection(StoreError),
+    /// Anything else, reported to the caller as is.
+    Final(StoreError),
+}
+
+impl Failure {
+    /// The failure for `error` while doing `what`.
+    fn of(what: &str, error: tokio_postgres::Error) -> Self {
+        if connection_lost(&error) {
+            Failure::LostConnection(backend(what, error))
+        } else {
+            Failure::Final(backend(what, error))
+        }
+    }
+}
+
+impl From<StoreError> for Failure {
+    fn from(error: StoreError) -> Self {
+        Failure::Final(error)
+    }
+}
+
+/// Run `plan` as one transaction on `client`.
+pub(super) async fn run(
+    client: &mut Client,
+    statements: &Statements,
+    plan: &Plan<'_>,
+) -> Result<Revision, Failure> {
+    let tx = match client.transaction().await {
+        Ok(tx) => tx,
+        Err(e) if connection_lost(&e) => {
+            return Err(Failure::StaleConnection(backend("commit: begin", e)));
+        }
+        Err(e) => return Err(Failure::Final(backend("commit: begin", e))),
+    };
+    let fail = |what: &str| {
+        let what = format!("commit: {what}");
+        move |e| Failure::of(&what, e)
+    };
+
+    // Every commit takes this row lock first, so commits run one at a time: the statements
+    // below see every earlier commit (each READ COMMITTED statement takes a fresh snapshot),
+    // and revisions and event ids are handed out without gaps.
+    let lock = tx
+        .prepare_cached(&statements.lock_meta)
+        .await
+        .map_err(fail("preparing"))?;
+    let meta = tx
+        .query_one(&lock, &[])
+        .await
+        .map_err(fail("locking the store"))?;
+    let current: i64 = meta
+        .try_get(0)
+        .map_err(fail("reading the store revision"))?;
+    let last_event_id: i64 = meta
+        .try_get(1)
+        .map_err(fail("reading the store revision"))?;
+
+    if !plan.preconditions.is_empty() {
+        let check = tx
+            .prepare_cached(&statements.check)
+            .await
+            .map_err(fail("preparing"))?;
+        let failing = tx
+            .query_opt(
+                &check,
+                &[
+                    &plan.check_collections,
+                    &plan.check_ids,
+                    &plan.check_revisions,
+                ],
+            )
+            .await
+            .map_err(fail("checking preconditions"))?;
+        if let Some(row) = failing {
+            let ord: i64 = row.try_get(0).map_err(fail("checking preconditions"))?;
+            // Nothing was written. Dropping the transaction queues its ROLLBACK ahead of
+            // anything the connection's next user sends, without waiting for the answer: a
+            // conflicting commit costs one round trip less, which counts under contention.
+            drop(tx);
+            return Err(Failure::Final(conflict(plan.preconditions, ord)));
+        }
+    }
+
+    let revision = current
+        .checked_add(1)
+        .ok_or_else(|| plain("PostgreSQL: commit: the store's revision is exhausted".into()))?;
+    let event_count = i64::try_from(plan.event_types.len()).unwrap_or(i64::MAX);
+    let apply = tx
+        .prepare_cached(&statements.apply)
+        .await
+        .map_err(fail("preparing"))?;
+    tx.execute(
+        &apply,
+        &[
+            &revision,
+            &plan.put_collections,
+            &plan.put_ids,
+            &plan.put_values,
+            &plan.delete_collections,
+            &plan.delete_ids,
+            &plan.touched,
+            &last_event_id,
+            &plan.event_types,
+            &plan.event_created_by,
+            &plan.event_created_at,
+            &plan.event_projects,
+            &plan.event_features,
+            &plan.event_environments,
+            &plan.event_data,
+            &plan.event_pre_data,
+            &event_count,
+        ],
+    )
+    .await
+    .map_err(fail("writing the change set"))?;
+    // If the connection drops while COMMIT is in flight the outcome is unknown to us (as with
+    // any database); the error says so and the caller re-reads before deciding again.
+    tx.commit().await.map_err(|e| {
+        Failure::of(
+            "commit: COMMIT failed, so whether the change set was applied is unknown",
+            e,
+        )
+    })?;
+    Ok(Revision(u64::try_from(revision).unwrap_or_default()))
+}
+
+/// The conflict for the precondition at 1-based position `ord`, worded as in every store.
+fn conflict(preconditions: &[Precondition], ord: i64) -> StoreError {
+    let index = usize::try_from(ord - 1).unwrap_or(usize::MAX);
+    match preconditions.get(index) {
+        Some(Precondition::Record { key, .. }) => StoreError::Conflict(key.to_string()),
+        Some(Precondition::CollectionUnchanged { collection, .. }) => {
+            StoreError::Conflict(format!("collection {collection}"))
+        }
+        None => StoreError::Conflict("a precondition".to_owned()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+    use crate::store::{Collection, Key};
+
+    #[test]
+    fn only_the_last_write_to_a_key_is_planned() {
+        let a = Key::new(Collection::Features, "a");
+        let b = Key::new(Collection::Projects, "b");
+        let mut changes = ChangeSet::new();
+        changes
+            .put(a.clone(), json!(1))
+            .delete(a.clone())
+            .delete(b.clone())
+            .put(b.clone(), json!(2))
+            .put(a.clone(), json!(3))
+            .delete(Key::new(Collection::Segments, "s"));
+        let plan = Plan::new(&changes);
+        assert_eq!(plan.put_ids, vec!["b", "a"]);
+        assert_eq!(plan.put_values, vec![&json!(2), &json!(3)]);
+        assert_eq!(plan.delete_collections, vec!["segments"]);
+        assert_eq!(plan.touched, vec!["features", "projects"]);
+    }
+
+    #[test]
+    fn conflicts_name_the_failing_precondition() {
+        let mut changes = ChangeSet::new();
+        changes
+            .expect_revision(Key::new(Collection::Features, "a"), Revision(3))
+            .expect_collection(Collection::Projects, Revision(2));
+        let plan = Plan::new(&changes);
+        assert_eq!(plan.check_ids, vec![Some("a"), None]);
+        assert_eq!(
+            conflict(plan.preconditions, 1).to_string(),
+            "conflict: features/a changed since it was read"
+        );
+        assert_eq!(
+            conflict(plan.preconditions, 2).to_string(),
+            "conflict: collection projects changed since it was read"
+        );
+    }
+}

@@ -1,0 +1,405 @@
+//! [`PostgresStore`] (feature `postgres`): the state in a PostgreSQL database, shared by any
+//! number of application instances.
+
+mod commit;
+mod failure;
+mod migrate;
+mod sql;
+
+use std::fmt;
+use std::str::FromStr;
+use std::sync::Arc;
+use std::time::Duration;
+
+use async_trait::async_trait;
+use chrono::{DateTime, Utc};
+use deadpool_postgres::{Manager, ManagerConfig, Pool, RecyclingMethod, Runtime};
+use serde_json::Value;
+use tokio_postgres::types::ToSql;
+use tokio_postgres::{NoTls, Row};
+
+use self::failure::{backend, connection_lost, plain};
+use self::sql::{Statements, prefix_upper_bound};
+use super::{
+    ChangeSet, Collection, Event, Key, Listing, NewEvent, Revision, Store, StoreError, Versioned,
+};
+
+/// How to reach the database and where in it the store lives.
+///
+/// ```
+/// # use toggle_admin::store::PostgresConfig;
+/// let config = PostgresConfig::new("postgres://toggle@db.internal/toggles")
+///     .with_schema("toggle_admin")
+///     .with_pool_size(16);
+/// ```
+#[derive(Clone)]
+#[non_exhaustive]
+pub struct PostgresConfig {
+    /// A libpq-style connection string: a URL (`postgres://user:password@host:port/db`) or
+    /// `key=value` pairs. Settings such as `application_name` and `connect_timeout` given
+    /// here win over the defaults below.
+    pub url: String,
+    /// The schema holding the store's tables, created if missing (default `toggle_admin`).
+    /// Several stores can share a database in different schemas. At most 63 bytes.
+    pub schema: String,
+    /// The most connections the store's pool opens (default 16).
+    pub pool_size: usize,
+    /// The `application_name` the connections report, unless the URL sets one (default
+    /// `toggle-admin`); it is how an operator finds the store's sessions in
+    /// `pg_stat_activity`.
+    pub application_name: String,
+    /// How long opening one connection may take, unless the URL sets `connect_timeout`
+    /// (default 10 s).
+    pub connect_timeout: Duration,
+    /// How long an operation waits for a free connection when all are busy before failing
+    /// (default 30 s).
+    pub wait_timeout: Duration,
+}
+
+impl PostgresConfig {
+    /// The defaults for the database at `url`.
+    pub fn new(url: impl Into<String>) -> Self {
+        PostgresConfig {
+            url: url.into(),
+            schema: "toggle_admin".to_owned(),
+            pool_size: 16,
+            application_name: "toggle-admin".to_owned(),
+            connect_timeout: Duration::from_secs(10),
+            wait_timeout: Duration::from_secs(30),
+        }
+    }
+
+    /// Use `schema` for the store's tables.
+    pub fn with_schema(mut self, schema: impl Into<String>) -> Self {
+        self.schema = schema.into();
+        self
+    }
+
+    /// Open at most `pool_size` connections.
+    pub fn with_pool_size(mut self, pool_size: usize) -> Self {
+        self.pool_size = pool_size;
+        self
+    }
+
+    /// Report `name` as the connections' `application_name`.
+    pub fn with_application_name(mut self, name: impl Into<String>) -> Self {
+        self.application_name = name.into();
+        self
+    }
+}
+
+impl fmt::Debug for PostgresConfig {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        // The URL may carry a password: leave it out.
+        f.debug_struct("PostgresConfig")
+            .field("schema", &self.schema)
+            .field("pool_size", &self.pool_size)
+            .field("application_name", &self.application_name)
+            .field("connect_timeout", &self.connect_timeout)
+            .field("wait_timeout", &self.wait_timeout)
+            .finish_non_exhaustive()
+    }
+}
+
+/// A store in a PostgreSQL database: durable, and shared by every application instance that
+/// connects to the same database and schema.
+///
+/// * **Schema**: [`connect`](PostgresStore::connect) creates the schema and its tables and
+///   applies the crate's migrations (recorded in `schema_migrations`), safely when several
+///   instances start at once; a schema migrated by a newer version is refused.
+/// * **Commit**: one transaction that first locks the store's meta row, so commits are
+///   serialised across all instances: preconditions are checked against the revision
+///   columns, then every write and event is applied in one statement. A stale change set gets
+///   [`StoreError::Conflict`] and writes nothing; no update is lost between processes.
+/// * **Durability**: a commit is durable when `commit` returns `Ok`, as far as the server's
+///   own settings (`synchronous_commit`, `fsync`) make it. If the connection is lost while
+///   `COMMIT` is in flight, `commit` fails with a [`StoreError::Backend`] whose message says
+///   the outcome is unknown: re-read before deciding again.
+/// * **Reads** are one statement each (a listing and its collection revision come from one
+///   snapshot) and see every commit that returned before they started.
+/// * **Failures**: lost connections and server errors become [`StoreError::Backend`]s naming
+///   the step that failed. Connections the server closed are dropped from the pool and
+///   replaced; an operation that finds its pooled connection dead before it sent anything
+///   retries on another one, so a restarted server costs at most the calls that were in
+///   flight.
+///
+/// Limits: PostgreSQL text and `jsonb` cannot hold the NUL character, so ids and values
+/// containing `\0` are refused with a `Backend` error; event timestamps are kept to the
+/// microsecond. Connections are unencrypted (`NoTls`). Needs a Tokio runtime.
+#[derive(Clone)]
+pub struct PostgresStore {
+    pool: Pool,
+    schema: Arc<str>,
+    statements: Arc<Statements>,
+}
+
+impl fmt::Debug for PostgresStore {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let status = self.pool.status();
+        f.debug_struct("PostgresStore")
+            .field("schema", &self.schema)
+            .field("connections", &status.size)
+            .field("max_connections", &status.max_size)
+            .finish_non_exhaustive()
+    }
+}
+
+impl PostgresStore {
+    /// Connect to the database of `config`, creating and migrating the store's schema.
+    ///
+    /// Fails with [`StoreError::Backend`] when the configuration is invalid, the server cannot
+    /// be reached, or the migration fails (it then leaves the schema as it was).
+    pub async fn connect(config: PostgresConfig) -> Result<Self, StoreError> {
+        let schema = &config.schema;
+        if schema.is_empty() || schema.len() > 63 || schema.contains('\0') {
+            // PostgreSQL silently truncates longer identifiers, which would make the
+            // existence check and the statements disagree about the schema's name.
+            return Err(plain(format!(
+                "PostgreSQL: invalid schema name {schema:?}: it must be 1 to 63 bytes without NUL"
+            )));
+        }
+        let mut pg_config = tokio_postgres::Config::from_str(&config.url)
+            .map_err(|e| backend("parsing the connection URL", e))?;
+        if pg_config.get_application_name().is_none() {
+            pg_config.application_name(&config.application_name);
+        }
+        if pg_config.get_connect_timeout().is_none() {
+            pg_config.connect_timeout(config.connect_timeout);
+        }
+        // `Fast` recycling only checks that the socket is still open: a connection the server
+        // ended while idle is caught by the stale-connection retry instead of costing every
+        // checkout a round trip, as `Verified` would.
+        let manager = Manager::from_config(
+            pg_config,
+            NoTls,
+            ManagerConfig {
+                recycling_method: RecyclingMethod::Fast,
+            },
+        );
+        let pool = Pool::builder(manager)
+            .max_size(config.pool_size.max(1))
+            .runtime(Runtime::Tokio1)
+            .wait_timeout(Some(config.wait_timeout))
+            .create_timeout(Some(config.connect_timeout))
+            .build()
+            .map_err(|e| plain(format!("PostgreSQL: building the connection pool: {e}")))?;
+        let store = PostgresStore {
+            pool,
+            schema: Arc::from(schema.as_str()),
+            statements: Arc::new(Statements::new(schema)),
+        };
+        let mut client = store
+            .pool
+            .get()
+            .await
+            .map_err(|e| failure::pool("connect", e))?;
+        migrate::migrate(&mut client, schema).await?;
+        Ok(store)
+    }
+
+    /// The schema holding the store's tables.
+    pub fn schema(&self) -> &str {
+        &self.schema
+    }
+
+    /// Close the pool: open connections are dropped and later operations fail. Clones of this
+    /// store share the pool.
+    pub fn close(&self) {
+        self.pool.close();
+    }
+
+    /// How many times an operation may retry after finding its pooled connection dead: once
+    /// per pooled connection (all may have died together) and once more for a fresh one.
+    fn attempts(&self) -> usize {
+        self.pool.status().max_size + 1
+    }
+
+    /// Run one read statement, on another connection if the pooled one turns out dead.
+    /// Reads change nothing, so running one again is always safe.
+    async fn query(
+        &self,
+        what: &str,
+        sql: &str,
+        params: &[&(dyn ToSql + Sync)],
+    ) -> Result<Vec<Row>, StoreError> {
+        let mut attempt = 1;
+        loop {
+            let client = self.pool.get().await.map_err(|e| failure::pool(what, e))?;
+            let result = match client.prepare_cached(sql).await {
+                Ok(statement) => client.query(&statement, params).await,
+                Err(e) => Err(e),
+            };
+            match result {
+                Ok(rows) => return Ok(rows),
+                Err(e) if connection_lost(&e) => {
+                    discard(client);
+                    if attempt >= self.attempts() {
+                        return Err(backend(what, e));
+                    }
+                    tracing::debug!(error = %e, what, "retrying a read on a fresh connection");
+                    attempt += 1;
+                }
+                Err(e) => return Err(backend(what, e)),
+            }
+        }
+    }
+}
+
+/// Take a dead connection out of the pool for good. Returning it would be harmless only once
+/// the client has noticed the socket is closed, which can lag behind the error we just saw.
+fn discard(client: deadpool_postgres::Client) {
+    drop(deadpool_postgres::Object::take(client));
+}
+
+fn revision_of(row: &Row, index: usize, what: &str) -> Result<Revision, StoreError> {
+    let value: i64 = row.try_get(index).map_err(|e| backend(what, e))?;
+    u64::try_from(value)
+        .map(Revision)
+        .map_err(|_| plain(format!("PostgreSQL: {what}: negative revision {value}")))
+}
+
+fn versioned(
+    row: &Row,
+    value: usize,
+    revision: usize,
+    what: &str,
+) -> Result<Versioned, StoreError> {
+    Ok(Versioned {
+        value: Arc::new(
+            row.try_get::<_, Value>(value)
+                .map_err(|e| backend(what, e))?,
+        ),
+        revision: revision_of(row, revision, what)?,
+    })
+}
+
+fn event_of(row: &Row) -> Result<Event, StoreError> {
+    let what = "reading events";
+    let get_err = |e| backend(what, e);
+    let id: i64 = row.try_get(0).map_err(get_err)?;
+    Ok(Event {
+        id: u64::try_from(id)
+            .map_err(|_| plain(format!("PostgreSQL: {what}: negative event id {id}")))?,
+        revision: revision_of(row, 1, what)?,
+        event: NewEvent {
+            event_type: row.try_get(2).map_err(get_err)?,
+            created_by: row.try_get(3).map_err(get_err)?,
+            created_at: row.try_get::<_, DateTime<Utc>>(4).map_err(get_err)?,
+            project: row.try_get(5).map_err(get_err)?,
+            feature_name: row.try_get(6).map_err(get_err)?,
+            environment: row.try_get(7).map_err(get_err)?,
+            data: row.try_get(8).map_err(get_err)?,
+            pre_data: row.try_get(9).map_err(get_err)?,
+        },
+    })
+}
+
+#[async_trait]
+impl Store for PostgresStore {
+    async fn get(&self, key: &Key) -> Result<Option<Versioned>, StoreError> {
+        let what = "reading a record";
+        let rows = self
+            .query(
+                what,
+                &self.statements.get,
+                &[&key.collection.as_str(), &key.id],
+            )
+            .await?;
+        rows.first()
+            .map(|row| versioned(row, 0, 1, what))
+            .transpose()
+    }
+
+    async fn get_many(&self, keys: &[Key]) -> Result<Vec<Option<Versioned>>, StoreError> {
+        let what = "reading records";
+        let mut found = vec![None; keys.len()];
+        if keys.is_empty() {
+            return Ok(found);
+        }
+        let collections: Vec<&str> = keys.iter().map(|k| k.collection.as_str()).collect();
+        let ids: Vec<&str> = keys.iter().map(|k| k.id.as_str()).collect();
+        let rows = self
+            .query(what, &self.statements.get_many, &[&collections, &ids])
+            .await?;
+        for row in &rows {
+            let ord: i64 = row.try_get(0).map_err(|e| backend(what, e))?;
+            let slot = usize::try_from(ord - 1)
+                .ok()
+                .and_then(|index| found.get_mut(index))
+                .ok_or_else(|| plain(format!("PostgreSQL: {what}: unexpected position {ord}")))?;
+            *slot = Some(versioned(row, 1, 2, what)?);
+        }
+        Ok(found)
+    }
+
+    async fn list(&self, collection: Collection, prefix: &str) -> Result<Listing, StoreError> {
+        let what = "listing records";
+        let name = collection.as_str();
+        let rows = match prefix_upper_bound(prefix) {
+            Some(upper) => {
+                self.query(what, &self.statements.list_range, &[&name, &prefix, &upper])
+                    .await?
+            }
+            None => {
+                self.query(what, &self.statements.list_from, &[&name, &prefix])
+                    .await?
+            }
+        };
+        let mut listing = Listing::default();
+        if let Some(first) = rows.first() {
+            listing.revision = revision_of(first, 0, what)?;
+        }
+        listing.records.reserve(rows.len());
+        for row in &rows {
+            // The LEFT JOIN yields one row with a NULL id when nothing matches.
+            let id: Option<String> = row.try_get(1).map_err(|e| backend(what, e))?;
+            if let Some(id) = id {
+                listing.records.push((id, versioned(row, 2, 3, what)?));
+            }
+        }
+        Ok(listing)
+    }
+
+    async fn events(&self, after: u64, limit: usize) -> Result<Vec<Event>, StoreError> {
+        let after = i64::try_from(after).unwrap_or(i64::MAX);
+        let limit = i64::try_from(limit).unwrap_or(i64::MAX);
+        let rows = self
+            .query("reading events", &self.statements.events, &[&after, &limit])
+            .await?;
+        rows.iter().map(event_of).collect()
+    }
+
+    async fn revision(&self) -> Result<Revision, StoreError> {
+        let what = "reading the store revision";
+        let rows = self.query(what, &self.statements.revision, &[]).await?;
+        let row = rows
+            .first()
+            .ok_or_else(|| plain(format!("PostgreSQL: {what}: store_meta is empty")))?;
+        revision_of(row, 0, what)
+    }
+
+    async fn commit(&self, changes: ChangeSet) -> Result<Revision, StoreError> {
+        let plan = commit::Plan::new(&changes);
+        let mut attempt = 1;
+        loop {
+            let mut client = self
+                .pool
+                .get()
+                .await
+                .map_err(|e| failure::pool("commit", e))?;
+            match commit::run(&mut client, &self.statements, &plan).await {
+                Ok(revision) => return Ok(revision),
+                Err(commit::Failure::StaleConnection(e)) if attempt < self.attempts() => {
+                    tracing::debug!(error = %e, "retrying a commit on a fresh connection");
+                    discard(client);
+                    attempt += 1;
+                }
+                Err(commit::Failure::StaleConnection(e) | commit::Failure::LostConnection(e)) => {
+                    discard(client);
+                    return Err(e);
+                }
+                Err(commit::Failure::Final(e)) => return Err(e),
+            }
+        }
+    }
+}

@@ -1,0 +1,168 @@
+//! The SQL a [`PostgresStore`](super::PostgresStore) runs, with its schema written in.
+//!
+//! Statements name the schema explicitly rather than relying on `search_path`, so a pooled
+//! connection never depends on session state and two stores on different schemas can share a
+//! server (tests use one schema each).
+
+/// `name` as a quoted SQL identifier.
+pub(super) fn quote_identifier(name: &str) -> String {
+    format!("\"{}\"", name.replace('"', "\"\""))
+}
+
+/// Every statement the store prepares, built once per store.
+#[derive(Debug)]
+pub(super) struct Statements {
+    /// `$1` collection, `$2` id → value, revision.
+    pub get: String,
+    /// `$1` collections, `$2` ids → ord (1-based position in the request), value, revision.
+    pub get_many: String,
+    /// `$1` collection, `$2` lower bound (the prefix), `$3` exclusive upper bound →
+    /// collection revision, then id, value, revision (NULL id when there are no records).
+    pub list_range: String,
+    /// Like `list_range` without an upper bound (empty prefix, or one with no successor).
+    pub list_from: String,
+    /// `$1` after, `$2` limit → events in id order.
+    pub events: String,
+    /// → revision.
+    pub revision: String,
+    /// Locks the meta row for the rest of the transaction → revision, last event id.
+    pub lock_meta: String,
+    /// `$1` collections, `$2` ids (NULL for a collection precondition), `$3` revisions →
+    /// ord of the first precondition that does not hold, if any.
+    pub check: String,
+    /// Applies a whole change set in one statement; parameters in [`super::commit`].
+    pub apply: String,
+}
+
+impl Statements {
+    pub(super) fn new(schema: &str) -> Self {
+        let s = quote_identifier(schema);
+        let list = |bound: &str| {
+            // One statement, so the listing and the collection revision come from one
+            // snapshot: the LEFT JOIN keeps the revision row when no record matches.
+            format!(
+                "SELECT c.revision, r.id, r.value, r.revision \
+                 FROM (SELECT coalesce((SELECT revision FROM {s}.collections \
+                                        WHERE collection = $1), 0) AS revision) AS c \
+                 LEFT JOIN {s}.records r ON r.collection = $1 AND r.id >= $2{bound} \
+                 ORDER BY r.id"
+            )
+        };
+        Statements {
+            get: format!(
+                "SELECT value, revision FROM {s}.records WHERE collection = $1 AND id = $2"
+            ),
+            get_many: format!(
+                "SELECT k.ord, r.value, r.revision \
+                 FROM unnest($1::text[], $2::text[]) WITH ORDINALITY AS k(collection, id, ord) \
+                 JOIN {s}.records r ON r.collection = k.collection AND r.id = k.id"
+            ),
+            list_range: list(" AND r.id < $3"),
+            list_from: list(""),
+            events: format!(
+                "SELECT id, revision, type, created_by, created_at, project, feature_name, \
+                        environment, data, pre_data \
+                 FROM {s}.events WHERE id > $1::bigint ORDER BY id LIMIT $2::bigint"
+            ),
+            revision: format!("SELECT revision FROM {s}.store_meta"),
+            lock_meta: format!("SELECT revision, last_event_id FROM {s}.store_meta FOR UPDATE"),
+            check: format!(
+                "SELECT p.ord FROM unnest($1::text[], $2::text[], $3::bigint[]) \
+                     WITH ORDINALITY AS p(collection, id, revision, ord) \
+                 WHERE CASE WHEN p.id IS NULL THEN \
+                     coalesce((SELECT c.revision FROM {s}.collections c \
+                               WHERE c.collection = p.collection), 0) > p.revision \
+                 ELSE \
+                     coalesce((SELECT r.revision FROM {s}.records r \
+                               WHERE r.collection = p.collection AND r.id = p.id), 0) \
+                         <> p.revision \
+                 END \
+                 ORDER BY p.ord LIMIT 1"
+            ),
+            // Puts and deletes touch disjoint keys (the plan keeps each key's last write), so
+            // the two data-modifying CTEs never meet on a row. A collection's revision moves
+            // when it had a put, or when a delete actually removed a row from it, exactly as
+            // in `StoreState::apply`.
+            apply: format!(
+                "WITH put AS ( \
+                     INSERT INTO {s}.records (collection, id, value, revision) \
+                     SELECT w.collection, w.id, w.value, $1::bigint \
+                     FROM unnest($2::text[], $3::text[], $4::jsonb[]) AS w(collection, id, value) \
+                     ON CONFLICT (collection, id) \
+                     DO UPDATE SET value = excluded.value, revision = excluded.revision \
+                 ), del AS ( \
+                     DELETE FROM {s}.records r \
+                     USING unnest($5::text[], $6::text[]) AS d(collection, id) \
+                     WHERE r.collection = d.collection AND r.id = d.id \
+                     RETURNING r.collection \
+                 ), bump AS ( \
+                     INSERT INTO {s}.collections (collection, revision) \
+                     SELECT t.collection, $1::bigint \
+                     FROM (SELECT unnest($7::text[]) UNION SELECT collection FROM del) \
+                         AS t(collection) \
+                     ON CONFLICT (collection) DO UPDATE SET revision = excluded.revision \
+                 ), ev AS ( \
+                     INSERT INTO {s}.events (id, revision, type, created_by, created_at, \
+                                             project, feature_name, environment, data, pre_data) \
+                     SELECT $8::bigint + e.ord, $1::bigint, e.type, e.created_by, e.created_at, e.project, \
+                            e.feature_name, e.environment, e.data, e.pre_data \
+                     FROM unnest($9::text[], $10::text[], $11::timestamptz[], $12::text[], \
+                                 $13::text[], $14::text[], $15::jsonb[], $16::jsonb[]) \
+                         WITH ORDINALITY AS e(type, created_by, created_at, project, \
+                                              feature_name, environment, data, pre_data, ord) \
+                 ) \
+                 UPDATE {s}.store_meta SET revision = $1::bigint, last_event_id = $8::bigint + $17::bigint"
+            ),
+        }
+    }
+}
+
+/// The smallest string greater than every string that starts with `prefix`, in byte order;
+/// `None` when there is none (an empty prefix, or one made only of `char::MAX`).
+///
+/// UTF-8 byte order is code point order, so incrementing the last code point that can be
+/// incremented (and dropping what follows it) gives the bound.
+pub(super) fn prefix_upper_bound(prefix: &str) -> Option<String> {
+    let mut chars: Vec<char> = prefix.chars().collect();
+    while let Some(last) = chars.pop() {
+        let next = match last {
+            // Surrogates are not chars: the successor of U+D7FF is U+E000.
+            '\u{d7ff}' => Some('\u{e000}'),
+            c => char::from_u32(u32::from(c) + 1),
+        };
+        if let Some(next) = next {
+            chars.push(next);
+            return Some(chars.into_iter().collect());
+        }
+    }
+    None
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn identifiers_are_quoted() {
+        assert_eq!(quote_identifier("toggle_admin"), "\"toggle_admin\"");
+        assert_eq!(quote_identifier("a\"b"), "\"a\"\"b\"");
+    }
+
+    #[test]
+    fn upper_bounds_cover_exactly_the_prefix() {
+        assert_eq!(prefix_upper_bound(""), None);
+        assert_eq!(prefix_upper_bound("a\u{1f}").as_deref(), Some("a\u{20}"));
+        assert_eq!(prefix_upper_bound("ab").as_deref(), Some("ac"));
+        assert_eq!(prefix_upper_bound("a\u{10ffff}").as_deref(), Some("b"));
+        assert_eq!(prefix_upper_bound("\u{d7ff}").as_deref(), Some("\u{e000}"));
+        assert_eq!(prefix_upper_bound("\u{10ffff}"), None);
+        for (prefix, inside, outside) in [
+            ("ab", "ab\u{10ffff}zz", "ac"),
+            ("a\u{1f}", "a\u{1f}x", "ab"),
+        ] {
+            let upper = prefix_upper_bound(prefix).unwrap();
+            assert!(inside.as_bytes() < upper.as_bytes());
+            assert!(outside.as_bytes() >= upper.as_bytes());
+        }
+    }
+}

@@ -1,0 +1,199 @@
+//! FileStore recovery: torn and damaged journals, crashes during compaction, failed syncs.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+#[path = "file_store_support/mod.rs"]
+mod support;
+
+use serde_json::json;
+use support::{Dump, TempDir, dump, feature, put};
+use toggle_admin::store::{ChangeSet, CompactionCrash, FileStore, Revision, Store, StoreError};
+
+/// Journal offsets where each of `n` committed records starts, plus the journal's end.
+async fn journal_with_records(dir: &TempDir, n: u64) -> (Vec<u64>, Vec<Dump>) {
+    let store = FileStore::open(dir.path()).unwrap();
+    let mut offsets = vec![store.stats().journal_bytes];
+    let mut dumps = vec![dump(&store).await];
+    for i in 1..=n {
+        put(
+            &store,
+            feature(&format!("f{i}")),
+            json!({"i": i, "pad": "x".repeat(i as usize * 7)}),
+        )
+        .await;
+        offsets.push(store.stats().journal_bytes);
+        dumps.push(dump(&store).await);
+    }
+    (offsets, dumps)
+}
+
+#[tokio::test]
+async fn truncating_inside_the_last_record_drops_only_that_record() {
+    let dir = TempDir::new("torn-source");
+    let (offsets, dumps) = journal_with_records(&dir, 5).await;
+    let original = std::fs::read(dir.journal()).unwrap();
+    let (last_start, end) = (offsets[4], offsets[5]);
+    assert_eq!(original.len() as u64, end);
+
+    let scratch = TempDir::new("torn");
+    for cut in last_start..end {
+        std::fs::write(scratch.journal(), &original[..cut as usize]).unwrap();
+        let store = FileStore::open(scratch.path())
+            .unwrap_or_else(|e| panic!("open after cutting at {cut}: {e}"));
+        assert_eq!(dump(&store).await, dumps[4], "cut at {cut}");
+        let tail = store.recovery().truncated_tail.clone();
+        if cut == last_start {
+            assert_eq!(tail, None);
+        } else {
+            let tail = tail.unwrap_or_else(|| panic!("no truncation reported at {cut}"));
+            assert_eq!((tail.offset, tail.bytes), (last_start, cut - last_start));
+        }
+        assert_eq!(
+            std::fs::metadata(scratch.journal()).unwrap().len(),
+            last_start
+        );
+        // The store goes on from there, and what it then writes replays.
+        assert_eq!(put(&store, feature("after"), json!(1)).await, Revision(5));
+        drop(store);
+        let store = FileStore::open(scratch.path()).unwrap();
+        assert_eq!(store.revision().await.unwrap(), Revision(5));
+        assert_eq!(store.recovery().truncated_tail, None);
+    }
+}
+
+#[tokio::test]
+async fn flipping_a_byte_of_the_last_record_drops_only_that_record() {
+    let dir = TempDir::new("flip-last-source");
+    let (offsets, dumps) = journal_with_records(&dir, 5).await;
+    let original = std::fs::read(dir.journal()).unwrap();
+    let (last_start, end) = (offsets[4], offsets[5]);
+
+    let scratch = TempDir::new("flip-last");
+    for at in last_start..end {
+        let mut damaged = original.clone();
+        damaged[at as usize] ^= 0xff;
+        std::fs::write(scratch.journal(), &damaged).unwrap();
+        let store = FileStore::open(scratch.path())
+            .unwrap_or_else(|e| panic!("open after flipping byte {at}: {e}"));
+        assert_eq!(dump(&store).await, dumps[4], "flipped byte {at}");
+        let tail = store.recovery().truncated_tail.clone().unwrap();
+        assert_eq!((tail.offset, tail.bytes), (last_start, end - last_start));
+    }
+}
+
+#[tokio::test]
+async fn flipping_a_byte_of_an_earlier_record_fails_open_naming_the_offset() {
+    let dir = TempDir::new("flip-early-source");
+    let (offsets, _) = journal_with_records(&dir, 5).await;
+    let original = std::fs::read(dir.journal()).unwrap();
+
+    let scratch = TempDir::new("flip-early");
+    // Every byte of the first and of a middle record.
+    for record in [0, 2] {
+        let (start, end) = (offsets[record], offsets[record + 1]);
+        for at in start..end {
+            let mut damaged = original.clone();
+            damaged[at as usize] ^= 0xff;
+            std::fs::write(scratch.journal(), &damaged).unwrap();
+            match FileStore::open(scratch.path()) {
+                Err(StoreError::Corrupt { file, offset, .. }) => {
+                    assert!(file.ends_with("journal"), "{file}");
+                    assert_eq!(offset, start, "flipped byte {at}");
+                }
+                other => panic!("flipped byte {at}: expected Corrupt, got {other:?}"),
+            }
+            // The damaged journal is left as it was: nothing was cut.
+            assert_eq!(std::fs::read(scratch.journal()).unwrap(), damaged);
+        }
+    }
+}
+
+#[tokio::test]
+async fn garbage_after_the_last_record_is_a_torn_tail() {
+    // A crash can leave zeros (a file extended but not written) after the last record.
+    let dir = TempDir::new("zeros");
+    let (offsets, dumps) = journal_with_records(&dir, 3).await;
+    let mut bytes = std::fs::read(dir.journal()).unwrap();
+    bytes.extend_from_slice(&[0; 4096]);
+    std::fs::write(dir.journal(), &bytes).unwrap();
+    let store = FileStore::open(dir.path()).unwrap();
+    assert_eq!(dump(&store).await, dumps[3]);
+    let tail = store.recovery().truncated_tail.clone().unwrap();
+    assert_eq!((tail.offset, tail.bytes), (offsets[3], 4096));
+}
+
+#[tokio::test]
+async fn a_crash_at_any_step_of_compaction_loses_nothing() {
+    for step in [
+        CompactionCrash::AfterSnapshotTempWritten,
+        CompactionCrash::AfterSnapshotRenamed,
+        CompactionCrash::AfterJournalTempWritten,
+    ] {
+        let dir = TempDir::new("compaction-crash");
+        let store = FileStore::builder(dir.path())
+            .compact_after_bytes(u64::MAX)
+            .open()
+            .unwrap();
+        for i in 0..10 {
+            put(&store, feature(&format!("early{i}")), json!(i)).await;
+        }
+        // An earlier, complete compaction, so that both snapshot and journal matter.
+        store.compact().await.unwrap();
+        for i in 0..10 {
+            put(&store, feature(&format!("late{i}")), json!(i)).await;
+        }
+        let mut changes = ChangeSet::new();
+        changes.delete(feature("early3"));
+        store.commit(changes).await.unwrap();
+        let before = dump(&store).await;
+
+        assert!(store.compact_with_crash_at(step).await.is_err());
+        // As after a real crash, the handle is done for.
+        let mut changes = ChangeSet::new();
+        changes.put(feature("never"), json!(0));
+        assert!(store.commit(changes).await.is_err(), "{step:?}");
+        drop(store);
+
+        let store = FileStore::open(dir.path()).unwrap_or_else(|e| panic!("{step:?}: {e}"));
+        assert_eq!(dump(&store).await, before, "{step:?}");
+        assert_eq!(
+            store.recovery().finished_compaction,
+            step != CompactionCrash::AfterSnapshotTempWritten,
+            "{step:?}"
+        );
+        assert!(!dir.path().join("snapshot.tmp").exists());
+        assert!(!dir.path().join("journal.tmp").exists());
+        // The store carries on, and reopens once more to the same state.
+        assert_eq!(put(&store, feature("next"), json!(1)).await, Revision(22));
+        let after = dump(&store).await;
+        drop(store);
+        let store = FileStore::open(dir.path()).unwrap();
+        assert_eq!(dump(&store).await, after, "{step:?}");
+    }
+}
+
+#[tokio::test]
+async fn a_failed_sync_fails_the_commit_and_every_later_one() {
+    let dir = TempDir::new("sync-failure");
+    let store = FileStore::open(dir.path()).unwrap();
+    put(&store, feature("a"), json!(1)).await;
+    store.fail_next_sync();
+    let mut changes = ChangeSet::new();
+    changes.put(feature("a"), json!(2));
+    let error = store.commit(changes.clone()).await.unwrap_err();
+    assert!(matches!(error, StoreError::Io { .. }), "{error}");
+    // Not applied: readers never see a commit that is not durable.
+    assert_eq!(
+        *store.get(&feature("a")).await.unwrap().unwrap().value,
+        json!(1)
+    );
+    assert_eq!(store.revision().await.unwrap(), Revision(1));
+    let error = store.commit(changes).await.unwrap_err();
+    assert!(matches!(error, StoreError::Io { .. }), "{error}");
+    assert!(error.to_string().contains("reopened"), "{error}");
+    assert!(store.compact().await.is_err());
+    drop(store);
+    // Reopening recovers what the journal holds: the unacknowledged write may be there.
+    let store = FileStore::open(dir.path()).unwrap();
+    assert!(store.revision().await.unwrap() >= Revision(1));
+    put(&store, feature("b"), json!(1)).await;
+}

@@ -1,0 +1,87 @@
+//! Helpers shared by the FileStore test files.
+#![allow(dead_code, clippy::unwrap_used, clippy::expect_used)]
+
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use chrono::Utc;
+use serde_json::{Value, json};
+use toggle_admin::store::{ChangeSet, Collection, Event, Key, Listing, NewEvent, Revision, Store};
+
+/// A fresh directory under the system temp dir, removed when dropped.
+pub struct TempDir(PathBuf);
+
+impl TempDir {
+    pub fn new(name: &str) -> Self {
+        static NEXT: AtomicU64 = AtomicU64::new(0);
+        let path = std::env::temp_dir().join(format!(
+            "toggle-admin-{name}-{}-{}-{}",
+            std::process::id(),
+            NEXT.fetch_add(1, Ordering::Relaxed),
+            Utc::now().timestamp_nanos_opt().unwrap_or_default()
+        ));
+        std::fs::create_dir_all(&path).unwrap();
+        Self(path)
+    }
+
+    pub fn path(&self) -> &Path {
+        &self.0
+    }
+
+    pub fn journal(&self) -> PathBuf {
+        self.0.join("journal")
+    }
+}
+
+impl Drop for TempDir {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+pub fn event(kind: &str, data: Value) -> NewEvent {
+    NewEvent {
+        event_type: kind.to_owned(),
+        created_by: "file-store-test".to_owned(),
+        created_at: Utc::now(),
+        project: Some("default".to_owned()),
+        feature_name: None,
+        environment: None,
+        data: Some(data),
+        pre_data: None,
+    }
+}
+
+pub fn feature(name: &str) -> Key {
+    Key::new(Collection::Features, name)
+}
+
+/// Commit a put of `value` at `key` with an event, no preconditions.
+pub async fn put(store: &dyn Store, key: Key, value: Value) -> Revision {
+    let mut changes = ChangeSet::new();
+    changes.put(key.clone(), value.clone()).event(event(
+        "put",
+        json!({ "key": key.to_string(), "value": value }),
+    ));
+    store.commit(changes).await.unwrap()
+}
+
+/// Everything a store holds, for comparing two stores.
+#[derive(Debug, PartialEq)]
+pub struct Dump {
+    pub revision: Revision,
+    pub listings: Vec<(Collection, Listing)>,
+    pub events: Vec<Event>,
+}
+
+pub async fn dump(store: &dyn Store) -> Dump {
+    let mut listings = Vec::new();
+    for collection in Collection::ALL {
+        listings.push((collection, store.list(collection, "").await.unwrap()));
+    }
+    Dump {
+        revision: store.revision().await.unwrap(),
+        listings,
+        events: store.events(0, usize::MAX).await.unwrap(),
+    }
+}
