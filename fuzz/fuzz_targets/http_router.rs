@@ -2,6 +2,9 @@
 //! `METHOD PATH`, header lines `Name: value`, an empty line, then the body (so that seeds are
 //! readable and easy to write). The secret `fuzz-admin-secret-0123456789` is a valid admin
 //! key. Nothing may panic, and no request may get a 5xx.
+//!
+//! Every input starts from the same state (a copy of one prepared once per process), so a
+//! finding reproduces from its input alone; the runtime is built once too.
 #![no_main]
 
 use axum::body::Body;
@@ -10,13 +13,18 @@ use http_body_util::BodyExt;
 use libfuzzer_sys::fuzz_target;
 use toggle_admin::admin::NewFeature;
 use toggle_admin::model::{Environment, Project};
+use std::sync::OnceLock;
+
+use toggle_admin::store::StoreState;
 use toggle_admin::{MemoryStore, ToggleAdmin};
 use tower::ServiceExt;
 
 const SECRET: &str = "fuzz-admin-secret-0123456789";
 
-async fn setup() -> axum::Router {
-    let admin = ToggleAdmin::new(MemoryStore::new());
+/// The prepared state: the admin key, two environments, project `p`, feature `f`.
+async fn prepared() -> StoreState {
+    let store = std::sync::Arc::new(MemoryStore::new());
+    let admin = ToggleAdmin::new(store.clone());
     admin.bootstrap_admin_key_with_secret("fuzz", SECRET).await.expect("bootstrap");
     let caller = admin.authenticate(Some(SECRET)).await.expect("authenticate");
     for name in ["development", "production"] {
@@ -44,7 +52,20 @@ async fn setup() -> axum::Router {
         .create_feature(&caller, "p", &NewFeature { name: "f".into(), ..Default::default() })
         .await
         .expect("feature");
-    toggle_admin::http::RouterConfig::new().body_limit(1 << 20).router(admin)
+    store.to_state()
+}
+
+fn runtime() -> &'static tokio::runtime::Runtime {
+    static RUNTIME: OnceLock<tokio::runtime::Runtime> = OnceLock::new();
+    RUNTIME.get_or_init(|| tokio::runtime::Builder::new_current_thread().build().expect("runtime"))
+}
+
+fn router() -> axum::Router {
+    static STATE: OnceLock<StoreState> = OnceLock::new();
+    let state = STATE.get_or_init(|| runtime().block_on(prepared())).clone();
+    toggle_admin::http::RouterConfig::new()
+        .body_limit(1 << 20)
+        .router(ToggleAdmin::new(MemoryStore::from_state(state)))
 }
 
 fn request(data: &[u8]) -> Option<Request<Body>> {
@@ -69,9 +90,8 @@ fuzz_target!(|data: &[u8]| {
     let Some(request) = request(data) else {
         return;
     };
-    let runtime = tokio::runtime::Builder::new_current_thread().build().expect("runtime");
-    runtime.block_on(async {
-        let app = setup().await;
+    let app = router();
+    runtime().block_on(async {
         let response = app.oneshot(request).await.expect("infallible");
         let status = response.status();
         let body = response.into_body().collect().await.expect("body").to_bytes();

@@ -71,9 +71,9 @@ impl ToggleAdmin {
                     .into_error()
                     .unwrap_or_else(|| Error::invalid_at("", "the import is not valid"))
             })?;
-            let changes = change_set(caller, &read, &plan)?;
+            let (changes, report) = change_set(caller, &read, plan)?;
             self.store.commit(changes).await?;
-            Ok(plan.report)
+            Ok(report)
         })
     }
 
@@ -358,8 +358,27 @@ fn state_of(record: FeatureEnvironmentRecord) -> FeatureEnvironmentState {
     }
 }
 
-/// The plan as one change set, against every revision read.
-fn change_set(caller: &Caller, read: &ImportRead, plan: &ImportPlan) -> Result<ChangeSet> {
+/// The plan as one change set, against every revision read, and the report to return once
+/// it is committed. The plan is consumed: its strategies, variants, tags and event data move
+/// into the change set instead of being copied (an import of 10,000 features carries
+/// ~60,000 events).
+fn change_set(
+    caller: &Caller,
+    read: &ImportRead,
+    plan: ImportPlan,
+) -> Result<(ChangeSet, ImportReport)> {
+    let ImportPlan {
+        project,
+        environment,
+        features,
+        feature_environments,
+        tag_types,
+        context_fields,
+        tags,
+        dependencies,
+        events,
+        report,
+    } = plan;
     let mut changes = ChangeSet::new();
     for (key, revision) in &read.records {
         changes.expect_revision(key.clone(), *revision);
@@ -368,21 +387,21 @@ fn change_set(caller: &Caller, read: &ImportRead, plan: &ImportPlan) -> Result<C
         changes.expect_collection(*collection, *revision);
     }
     let now = Utc::now();
-    for (name, meta, _) in &plan.features {
-        let key = feature_key(name);
-        let record = match read.features.get(name) {
+    for (name, meta, _) in features {
+        let key = feature_key(&name);
+        let record = match read.features.get(&name) {
             Some(existing) => FeatureRecord {
-                feature_type: meta.feature_type.clone(),
-                description: meta.description.clone(),
+                feature_type: meta.feature_type,
+                description: meta.description,
                 stale: meta.stale,
                 impression_data: meta.impression_data,
                 ..existing.clone()
             },
             None => FeatureRecord {
-                name: name.clone(),
-                project: plan.project.clone(),
-                feature_type: meta.feature_type.clone(),
-                description: meta.description.clone(),
+                name,
+                project: project.clone(),
+                feature_type: meta.feature_type,
+                description: meta.description,
                 impression_data: meta.impression_data,
                 stale: meta.stale,
                 archived: false,
@@ -390,50 +409,52 @@ fn change_set(caller: &Caller, read: &ImportRead, plan: &ImportPlan) -> Result<C
                 created_at: now,
             },
         };
-        changes.put(key.clone(), encode(&key, &record)?);
+        let value = encode(&key, &record)?;
+        changes.put(key, value);
     }
-    for (name, state) in &plan.feature_environments {
-        let key = feature_environment_key(name, &plan.environment);
+    for (name, state) in feature_environments {
+        let key = feature_environment_key(&name, &environment);
         let record = FeatureEnvironmentRecord {
             enabled: state.enabled,
-            variants: state.variants.clone(),
-            strategies: state.strategies.clone(),
+            variants: state.variants,
+            strategies: state.strategies,
         };
-        changes.put(key.clone(), encode(&key, &record)?);
+        let value = encode(&key, &record)?;
+        changes.put(key, value);
     }
-    for tag_type in &plan.tag_types {
+    for tag_type in &tag_types {
         let key = tag_type_key(&tag_type.name);
-        changes.put(key.clone(), encode(&key, &tag_type_record(tag_type))?);
+        let value = encode(&key, &tag_type_record(tag_type))?;
+        changes.put(key, value);
     }
-    for field in &plan.context_fields {
+    for field in context_fields {
         let key = context_field_key(&field.name);
         let record = ContextFieldRecord {
-            name: field.name.clone(),
-            description: field.description.clone().flatten(),
+            name: field.name,
+            description: field.description.flatten(),
             stickiness: field.stickiness.unwrap_or(false),
             sort_order: field.sort_order.unwrap_or(0),
-            legal_values: field.legal_values.clone().unwrap_or_default(),
+            legal_values: field.legal_values.unwrap_or_default(),
             created_at: now,
         };
-        changes.put(key.clone(), encode(&key, &record)?);
+        let value = encode(&key, &record)?;
+        changes.put(key, value);
     }
-    for (name, tags) in &plan.tags {
-        let key = feature_tags_key(name);
+    for (name, tags) in tags {
+        let key = feature_tags_key(&name);
         if tags.is_empty() {
             changes.delete(key);
         } else {
-            let record = FeatureTagsRecord { tags: tags.clone() };
-            changes.put(key.clone(), encode(&key, &record)?);
+            let value = encode(&key, &FeatureTagsRecord { tags })?;
+            changes.put(key, value);
         }
     }
-    for (child, parents) in &plan.dependencies {
-        let key = feature_dependencies_key(child);
-        let record = FeatureDependenciesRecord {
-            parents: parents.clone(),
-        };
-        changes.put(key.clone(), encode(&key, &record)?);
+    for (child, parents) in dependencies {
+        let key = feature_dependencies_key(&child);
+        let value = encode(&key, &FeatureDependenciesRecord { parents })?;
+        changes.put(key, value);
     }
-    for planned in &plan.events {
+    for planned in events {
         // Tag types and context fields belong to no project.
         let global = matches!(
             planned.event_type,
@@ -442,12 +463,12 @@ fn change_set(caller: &Caller, read: &ImportRead, plan: &ImportPlan) -> Result<C
         changes.event(event(
             caller,
             planned.event_type,
-            (!global).then_some(plan.project.as_str()),
+            (!global).then_some(project.as_str()),
             planned.feature.as_deref(),
-            planned.in_environment.then_some(plan.environment.as_str()),
-            planned.pre_data.clone(),
-            planned.data.clone(),
+            planned.in_environment.then_some(environment.as_str()),
+            planned.pre_data,
+            planned.data,
         ));
     }
-    Ok(changes)
+    Ok((changes, report))
 }

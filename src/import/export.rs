@@ -42,59 +42,70 @@ pub(crate) fn build_export(source: ExportSource<'_>) -> ExportData {
     let mut used_fields = BTreeSet::new();
     let mut used_segments = BTreeSet::new();
     let (mut environments, mut tags, mut dependencies) = (Vec::new(), Vec::new(), Vec::new());
-    for feature in &features {
+    // The features are owned: their strategies, variants, tags and parents move into the
+    // document rather than being copied.
+    for feature in features {
+        let ExportedFeature {
+            name,
+            meta,
+            environment,
+            tags: mut own,
+            parents,
+        } = feature;
         data.features.push(Feature {
-            name: feature.name.clone(),
-            feature_type: Some(feature.meta.feature_type.clone()),
-            description: Some(feature.meta.description.clone()),
+            name: name.clone(),
+            feature_type: Some(meta.feature_type),
+            description: Some(meta.description),
             project: Some(source.project.to_owned()),
-            stale: Some(feature.meta.stale),
-            impression_data: Some(feature.meta.impression_data),
+            stale: Some(meta.stale),
+            impression_data: Some(meta.impression_data),
             archived: Some(false),
             ..Feature::default()
         });
-        for strategy in &feature.environment.strategies {
-            collect_strategy_fields(strategy, &mut used_fields);
+        for strategy in environment.strategies {
+            collect_strategy_fields(&strategy, &mut used_fields);
             used_segments.extend(strategy.segments.iter().copied());
+            let disabled = strategy.is_disabled();
             data.feature_strategies.push(FeatureStrategy {
-                name: strategy.name.clone(),
-                id: strategy.id.clone(),
-                feature_name: Some(feature.name.clone()),
-                title: Some(strategy.title.clone().flatten()),
-                parameters: strategy.parameters.clone(),
-                constraints: strategy.constraints.clone(),
-                variants: strategy.variants.clone(),
-                disabled: Some(Some(strategy.is_disabled())),
-                segments: strategy.segments.clone(),
+                name: strategy.name,
+                id: strategy.id,
+                feature_name: Some(name.clone()),
+                title: Some(strategy.title.flatten()),
+                parameters: strategy.parameters,
+                constraints: strategy.constraints,
+                variants: strategy.variants,
+                disabled: Some(Some(disabled)),
+                segments: strategy.segments,
                 ..FeatureStrategy::default()
             });
         }
-        for variant in &feature.environment.variants {
-            used_fields.extend(variant.stickiness.clone());
-            for o in variant.overrides.iter().flatten() {
-                used_fields.insert(o.context_name.clone());
+        for variant in &environment.variants {
+            let overrides = variant.overrides.iter().flatten().map(|o| &o.context_name);
+            for name in variant.stickiness.iter().chain(overrides) {
+                if !used_fields.contains(name) {
+                    used_fields.insert(name.clone());
+                }
             }
         }
         environments.push(FeatureEnvironment {
-            name: feature.name.clone(),
-            feature_name: Some(feature.name.clone()),
+            name: name.clone(),
+            feature_name: Some(name.clone()),
             environment: Some(source.environment.to_owned()),
-            enabled: feature.environment.enabled,
-            variants: Some(feature.environment.variants.clone()),
+            enabled: environment.enabled,
+            variants: Some(environment.variants),
             ..FeatureEnvironment::default()
         });
-        let mut own: Vec<&Tag> = feature.tags.iter().collect();
         own.sort_by(|a, b| (&a.tag_type, &a.value).cmp(&(&b.tag_type, &b.value)));
         tags.extend(own.into_iter().map(|tag| FeatureTag {
-            feature_name: feature.name.clone(),
-            tag_type: Some(tag.tag_type.clone()),
-            tag_value: tag.value.clone(),
+            feature_name: name.clone(),
+            tag_type: Some(tag.tag_type),
+            tag_value: tag.value,
             ..FeatureTag::default()
         }));
-        if !feature.parents.is_empty() {
+        if !parents.is_empty() {
             dependencies.push(FeatureDependencies {
-                feature: feature.name.clone(),
-                dependencies: feature.parents.clone(),
+                feature: name,
+                dependencies: parents,
             });
         }
     }
@@ -144,7 +155,16 @@ pub(crate) fn build_export(source: ExportSource<'_>) -> ExportData {
 
 /// The context fields a strategy refers to: constraints, stickiness, variant stickiness.
 fn collect_strategy_fields(strategy: &FeatureStrategy, used: &mut BTreeSet<String>) {
-    used.extend(strategy.constraints.iter().map(|c| c.context_name.clone()));
-    used.extend(strategy.parameters.get("stickiness").cloned());
-    used.extend(strategy.variants.iter().map(|v| v.stickiness.clone()));
+    let names = strategy
+        .constraints
+        .iter()
+        .map(|c| &c.context_name)
+        .chain(strategy.parameters.get("stickiness"))
+        .chain(strategy.variants.iter().map(|v| &v.stickiness));
+    for name in names {
+        // Thousands of strategies name the same few fields: copy a name only when it is new.
+        if !used.contains(name) {
+            used.insert(name.clone());
+        }
+    }
 }

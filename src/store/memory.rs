@@ -23,6 +23,15 @@ impl MemoryStore {
         Self::default()
     }
 
+    /// A copy of the whole state as it is now (e.g. to start other stores from it with
+    /// [`from_state`](Self::from_state): a test fixture built once, copied per case).
+    pub fn to_state(&self) -> StoreState {
+        self.state
+            .read()
+            .unwrap_or_else(PoisonError::into_inner)
+            .clone()
+    }
+
     /// A store starting from `state` (e.g. a copy of another store's state).
     pub fn from_state(state: StoreState) -> Self {
         Self {
