@@ -1,11 +1,12 @@
-//! Profiling aid: import N new features (default 10,000) into a MemoryStore, then export
-//! them, printing the wall time of each (e.g. under `perf record` or `valgrind
+//! Profiling aid: import N new features (default 10,000) into a MemoryStore (or, given a
+//! second argument, a durable FileStore in that directory), then export them, printing the wall time of each (e.g. under `perf record` or `valgrind
 //! --tool=callgrind`). The figures of record come from `benches/import.rs`.
 
 use std::time::Instant;
 
 use serde_json::{Value, json};
 use toggle_admin::model::{Environment, Project};
+use toggle_admin::store::FileStore;
 use toggle_admin::{MemoryStore, ToggleAdmin};
 
 /// The import body of `benches/import.rs`: `features` new features with 2 strategies, an
@@ -67,7 +68,10 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         .map(|n| n.parse())
         .transpose()?
         .unwrap_or(10_000);
-    let admin = ToggleAdmin::new(MemoryStore::new());
+    let admin = match std::env::args().nth(2) {
+        Some(dir) => ToggleAdmin::new(FileStore::open(dir)?),
+        None => ToggleAdmin::new(MemoryStore::new()),
+    };
     let key = admin.bootstrap_admin_key("loop").await?;
     let caller = admin.authenticate(Some(&key.secret)).await?;
     let environment = Environment {
