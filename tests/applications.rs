@@ -59,7 +59,7 @@ async fn delete_existing_missing_and_twice() {
     // The event keeps what was deleted, instances included.
     assert_eq!(
         deleted[0].event.pre_data,
-        Some(serde_json::to_value(&billing).unwrap())
+        Some(serde_json::to_value(&billing).unwrap().into())
     );
     assert_eq!(deleted[0].event.created_by, "test-admin");
 

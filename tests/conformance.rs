@@ -27,7 +27,7 @@ async fn a_store_started_from_a_copied_state_is_independent() {
         .unwrap()
         .expect("the copy has the record");
     assert_eq!(copied.revision, revision);
-    assert_eq!(*copied.value, json!({"name": "f"}));
+    assert_eq!(copied.value, json!({"name": "f"}));
 
     let mut changes = ChangeSet::new();
     changes.expect_revision(key.clone(), revision);
@@ -35,6 +35,6 @@ async fn a_store_started_from_a_copied_state_is_independent() {
     copy.commit(changes).await.unwrap();
     let untouched = original.get(&key).await.unwrap().expect("still there");
     assert_eq!(untouched.revision, revision);
-    assert_eq!(*untouched.value, json!({"name": "f"}));
+    assert_eq!(untouched.value, json!({"name": "f"}));
     assert_eq!(original.revision().await.unwrap(), revision);
 }

@@ -271,7 +271,7 @@ async fn concurrent_committers_lose_nothing_and_share_syncs() {
                     loop {
                         let current = store.get(&counter).await.unwrap();
                         let (n, revision) = current.map_or((0, Revision::ABSENT), |v| {
-                            (v.value.as_u64().unwrap(), v.revision)
+                            (v.value.to_value().unwrap().as_u64().unwrap(), v.revision)
                         });
                         let mut changes = ChangeSet::new();
                         changes
@@ -298,7 +298,7 @@ async fn concurrent_committers_lose_nothing_and_share_syncs() {
         let counter = d.listings[Collection::Sequences as usize].1.records[0]
             .1
             .clone();
-        assert_eq!(*counter.value, json!(total));
+        assert_eq!(counter.value, json!(total));
         assert_eq!(
             d.listings[Collection::Features as usize].1.records.len() as u64,
             total

@@ -183,7 +183,7 @@ async fn a_failed_sync_fails_the_commit_and_every_later_one() {
     assert!(matches!(error, StoreError::Io { .. }), "{error}");
     // Not applied: readers never see a commit that is not durable.
     assert_eq!(
-        *store.get(&feature("a")).await.unwrap().unwrap().value,
+        store.get(&feature("a")).await.unwrap().unwrap().value,
         json!(1)
     );
     assert_eq!(store.revision().await.unwrap(), Revision(1));

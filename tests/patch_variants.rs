@@ -414,10 +414,13 @@ async fn one_event_with_old_and_new_lists() {
         (Some("p"), Some("f"), Some("production"))
     );
     assert_eq!(e.created_by, "test-admin");
-    let pre: Vec<Variant> =
-        serde_json::from_value(e.pre_data.as_ref().unwrap()["variants"].clone()).unwrap();
+    let pre: Vec<Variant> = serde_json::from_value(
+        e.pre_data.as_ref().unwrap().to_value().unwrap()["variants"].clone(),
+    )
+    .unwrap();
     let post: Vec<Variant> =
-        serde_json::from_value(e.data.as_ref().unwrap()["variants"].clone()).unwrap();
+        serde_json::from_value(e.data.as_ref().unwrap().to_value().unwrap()["variants"].clone())
+            .unwrap();
     assert_eq!(pre.len(), 1);
     assert_eq!(pre[0].weight, 1000);
     assert_eq!(post, result.variants);

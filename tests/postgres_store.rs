@@ -30,7 +30,7 @@ fn event(kind: &str, data: Value) -> NewEvent {
         project: Some("default".to_owned()),
         feature_name: None,
         environment: None,
-        data: Some(data),
+        data: Some(data.into()),
         pre_data: None,
     }
 }
@@ -76,7 +76,10 @@ async fn two_instances_on_one_schema_lose_no_update() {
                         let current = store.get(&key).await.expect("read");
                         let (mut items, revision) = match current {
                             Some(v) => (
-                                v.value["variants"].as_array().cloned().expect("list"),
+                                v.value.to_value().unwrap()["variants"]
+                                    .as_array()
+                                    .cloned()
+                                    .expect("list"),
                                 v.revision,
                             ),
                             None => (Vec::new(), Revision::ABSENT),
@@ -113,7 +116,8 @@ async fn two_instances_on_one_schema_lose_no_update() {
     // Both instances see the same end state: every element once, every event once, in order.
     for store in &stores {
         let record = store.get(&key).await.unwrap().expect("record");
-        let items: Vec<String> = serde_json::from_value(record.value["variants"].clone()).unwrap();
+        let items: Vec<String> =
+            serde_json::from_value(record.value.to_value().unwrap()["variants"].clone()).unwrap();
         assert_eq!(items.len(), total);
         assert_eq!(items.iter().collect::<BTreeSet<_>>().len(), total);
         let events = store.events(0, 10_000).await.unwrap();
@@ -122,7 +126,7 @@ async fn two_instances_on_one_schema_lose_no_update() {
             assert_eq!(e.id, i as u64 + 1);
             assert_eq!(e.revision, Revision(i as u64 + 1));
             // The log tells the same story as the data.
-            assert_eq!(e.event.data, Some(json!({ "name": items[i] })));
+            assert_eq!(e.event.data, Some(json!({ "name": items[i] }).into()));
         }
         assert_eq!(store.revision().await.unwrap(), Revision(total as u64));
     }
@@ -216,7 +220,7 @@ async fn killed_connection_mid_commit_leaves_no_partial_change_set() {
         .await
         .unwrap()
         .unwrap();
-    assert_eq!(*blocker.value, json!("seed"));
+    assert_eq!(blocker.value, json!("seed"));
     let count: i64 = watcher
         .query_one(
             &format!("SELECT count(*) FROM \"{}\".records", schema.name),
@@ -387,7 +391,7 @@ async fn pool_recovers_after_its_connections_are_terminated() {
         .await
         .unwrap()
         .expect("committed after recovery");
-    assert_eq!(*read.value, json!({ "round": 17 }));
+    assert_eq!(read.value, json!({ "round": 17 }));
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]

@@ -1,9 +1,8 @@
 //! Feature dependencies: a child feature is evaluated only when its parents are (add,
 //! remove, list).
 
+use crate::store::Json;
 use std::collections::BTreeMap;
-
-use serde_json::json;
 
 use super::records::{
     FeatureDependenciesRecord, FeatureRecord, decode, decode_opt, encode, feature_dependencies_key,
@@ -113,7 +112,7 @@ impl ToggleAdmin {
                     Some(feature),
                     None,
                     None,
-                    Some(json!(dependency)),
+                    Some(Json::of(&dependency)),
                 ));
             self.store.commit(changes).await?;
             Ok(())
@@ -169,7 +168,7 @@ impl ToggleAdmin {
                 Some(project),
                 Some(feature),
                 None,
-                Some(json!(removed)),
+                Some(Json::of(&removed)),
                 None,
             ));
             self.store.commit(changes).await?;

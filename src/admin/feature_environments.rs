@@ -1,9 +1,10 @@
 //! A feature in one environment: its strategies (add, update, remove, list) and whether it
 //! is enabled.
 
+use crate::store::Json;
 use std::collections::BTreeMap;
 
-use serde_json::{Value, json};
+use serde_json::Value;
 
 use super::projects::{environment_not_found, feature_not_found, project_not_found};
 use super::records::{
@@ -21,7 +22,7 @@ use crate::store::{ChangeSet, Collection};
 const MAX_STRATEGIES: usize = 30;
 
 /// An event a change asks for: type, before, after.
-type Change = (&'static str, Option<Value>, Option<Value>);
+type Change = (&'static str, Option<Json>, Option<Json>);
 
 impl ToggleAdmin {
     /// The strategies of `feature` in `environment`, in order. Any valid key may read them;
@@ -74,7 +75,7 @@ impl ToggleAdmin {
             fe.strategies.insert(at, added.clone());
             renumber(&mut fe.strategies);
             let added = fe.strategies[at].clone();
-            Ok((added.clone(), vec![("feature-strategy-add", None, Some(json!(added)))]))
+            Ok((added.clone(), vec![("feature-strategy-add", None, Some(Json::of(&added)))]))
         })
         .await
     }
@@ -113,8 +114,8 @@ impl ToggleAdmin {
                     updated.clone(),
                     vec![(
                         "feature-strategy-update",
-                        Some(json!(before)),
-                        Some(json!(updated)),
+                        Some(Json::of(&before)),
+                        Some(Json::of(&updated)),
                     )],
                 ))
             },
@@ -150,7 +151,7 @@ impl ToggleAdmin {
                 renumber(&mut fe.strategies);
                 Ok((
                     (),
-                    vec![("feature-strategy-remove", Some(json!(removed)), None)],
+                    vec![("feature-strategy-remove", Some(Json::of(&removed)), None)],
                 ))
             },
         )
@@ -195,7 +196,7 @@ impl ToggleAdmin {
                     strategy.id = Some(uuid::Uuid::new_v4().to_string());
                     fe.strategies.push(strategy.clone());
                     renumber(&mut fe.strategies);
-                    changes.push(("feature-strategy-add", None, Some(json!(strategy))));
+                    changes.push(("feature-strategy-add", None, Some(Json::of(&strategy))));
                 }
                 if fe.enabled != enabled {
                     fe.enabled = enabled;

@@ -8,7 +8,7 @@ use crate::auth::{
     ApiKeyInfo, Caller, KeyAccess, NewApiKey, Permission, constant_time_eq, hash_secret, new_secret,
 };
 use crate::error::{Error, Result};
-use crate::store::{ChangeSet, Collection, Key, Revision};
+use crate::store::{ChangeSet, Collection, Json, Key, Revision};
 
 impl ToggleAdmin {
     /// Create the first admin key of an empty deployment. No caller is needed, so this works
@@ -211,6 +211,6 @@ fn key_for(name: &str, access: KeyAccess, secret: &str) -> (Key, ApiKeyInfo) {
     (key, info)
 }
 
-fn key_event_data(info: &ApiKeyInfo) -> serde_json::Value {
-    serde_json::json!({ "id": info.id, "name": info.name, "access": info.access })
+fn key_event_data(info: &ApiKeyInfo) -> Json {
+    Json::of(&serde_json::json!({ "id": info.id, "name": info.name, "access": info.access }))
 }

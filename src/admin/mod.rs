@@ -52,11 +52,10 @@ mod variants;
 use std::sync::Arc;
 
 use chrono::Utc;
-use serde_json::Value;
 
 use crate::auth::{Caller, Grant, KeyAccess, Permission};
 use crate::error::{Error, Result};
-use crate::store::{Collection, Event, Key, NewEvent, Store, StoreError, Versioned};
+use crate::store::{Collection, Event, Json, Key, NewEvent, Store, StoreError, Versioned};
 
 pub use projects::{NewFeature, NewProject};
 pub use users::{NewGroup, NewRole, NewUser};
@@ -254,8 +253,8 @@ pub(crate) fn event(
     project: Option<&str>,
     feature: Option<&str>,
     environment: Option<&str>,
-    pre_data: Option<Value>,
-    data: Option<Value>,
+    pre_data: Option<Json>,
+    data: Option<Json>,
 ) -> NewEvent {
     NewEvent {
         event_type: event_type.to_owned(),

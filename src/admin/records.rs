@@ -6,11 +6,10 @@
 use chrono::{DateTime, Utc};
 use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
-use serde_json::Value;
 
 use crate::error::{Error, Result};
 use crate::model::{FeatureStrategy, Variant};
-use crate::store::{Collection, Key, StoreError, Versioned};
+use crate::store::{Collection, Json, Key, StoreError, Versioned};
 
 /// The separator inside composite ids. A unit separator cannot occur in a URL-friendly name,
 /// so `feature\u{1f}environment` is unambiguous and all of a feature's environments share the
@@ -73,8 +72,13 @@ pub(crate) struct FeatureEnvironmentRecord {
 }
 
 /// Decode the record at `key`.
-pub(crate) fn decode<T: DeserializeOwned>(key: &Key, value: &Value) -> Result<T> {
-    T::deserialize(value).map_err(|source| {
+pub(crate) fn decode<T: DeserializeOwned>(key: &Key, value: &Json) -> Result<T> {
+    decode_ref(key, value)
+}
+
+/// Decode the record at `key`, borrowing strings from its text where `T` allows.
+pub(crate) fn decode_ref<'a, T: Deserialize<'a>>(key: &Key, value: &'a Json) -> Result<T> {
+    value.decode().map_err(|source| {
         Error::Store(StoreError::Encoding {
             what: format!("record {key}"),
             source,
@@ -91,8 +95,8 @@ pub(crate) fn decode_opt<T: DeserializeOwned>(
 }
 
 /// Encode a record.
-pub(crate) fn encode<T: Serialize>(key: &Key, value: &T) -> Result<Value> {
-    serde_json::to_value(value).map_err(|source| {
+pub(crate) fn encode<T: Serialize + ?Sized>(key: &Key, value: &T) -> Result<Json> {
+    Json::encode(value).map_err(|source| {
         Error::Store(StoreError::Encoding {
             what: format!("record {key}"),
             source,

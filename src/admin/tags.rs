@@ -1,6 +1,6 @@
 //! Tags on features (add, remove, list).
 
-use serde_json::json;
+use crate::store::Json;
 
 use super::projects::{feature_not_found, project_not_found};
 use super::records::{
@@ -121,9 +121,9 @@ impl ToggleAdmin {
                 changes.expect_revision(key.clone(), revision_of(record.as_ref()));
             }
             let (kind, pre, data) = if add {
-                ("feature-tagged", None, Some(json!(tag)))
+                ("feature-tagged", None, Some(Json::of(&tag)))
             } else {
-                ("feature-untagged", Some(json!(tag)), None)
+                ("feature-untagged", Some(Json::of(&tag)), None)
             };
             changes
                 .put(keys[2].clone(), encode(&keys[2], &current)?)

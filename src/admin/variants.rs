@@ -4,19 +4,20 @@
 use std::borrow::Cow;
 
 use json_patch::Patch;
-use serde::Deserialize;
-use serde_json::{Map, Value};
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+use serde_json::value::RawValue;
 
 use super::projects::{environment_not_found, feature_not_found, project_not_found};
 use super::records::{
-    FeatureEnvironmentRecord, decode, encode, environment_key, feature_environment_key,
-    feature_key, project_key, revision_of,
+    decode_ref, encode, environment_key, feature_environment_key, feature_key, project_key,
+    revision_of,
 };
 use super::{Check, ToggleAdmin, event};
 use crate::auth::{Caller, Permission};
 use crate::error::{Error, Result};
 use crate::model::{FeatureVariants, Variant};
-use crate::store::{ChangeSet, Key, Revision, StoreError, Versioned};
+use crate::store::{ChangeSet, Key, Revision, Versioned};
 
 /// The version of the feature-variants schema, sent as `version` (not a revision).
 const VARIANTS_SCHEMA_VERSION: u32 = 1;
@@ -37,21 +38,57 @@ struct Target {
 }
 
 impl Target {
-    /// The stored variant list as JSON (`[]` when the feature environment has no record yet
-    /// or no `variants` member), exactly as it was encoded from [`Variant`]s.
-    fn variants_json(&self) -> &Value {
-        static EMPTY: Value = Value::Array(Vec::new());
-        self.fe_record
-            .as_ref()
-            .and_then(|r| r.value.get("variants"))
-            .filter(|v| !v.is_null())
-            .unwrap_or(&EMPTY)
+    /// The stored feature environment, its lists still JSON text (`[]` lists when it has no
+    /// record yet: records are written on first change).
+    fn stored(&self) -> Result<StoredFeatureEnvironment<'_>> {
+        match &self.fe_record {
+            Some(record) => decode_ref(&self.fe_key, &record.value),
+            None => Ok(StoredFeatureEnvironment::default()),
+        }
     }
+}
 
-    /// The stored variants, decoded.
-    fn variants(&self) -> Result<Vec<Variant>> {
-        decode(&self.fe_key, self.variants_json())
+/// The JSON text `[]`.
+fn empty_list() -> &'static RawValue {
+    const EMPTY: &str = "[]";
+    // `[]` is valid JSON, so this never fails; a `null` would be as harmless.
+    serde_json::from_str(EMPTY).unwrap_or(RawValue::NULL)
+}
+
+/// A stored feature environment (the facade's `FeatureEnvironmentRecord`), borrowed: the
+/// variant list and the strategies stay the stored JSON text. A patch then parses only the
+/// variant list, and writes the strategies back as they were without decoding them.
+#[derive(Deserialize, Default)]
+struct StoredFeatureEnvironment<'a> {
+    #[serde(default)]
+    enabled: bool,
+    #[serde(borrow, default)]
+    variants: Option<&'a RawValue>,
+    #[serde(borrow, default)]
+    strategies: Option<&'a RawValue>,
+}
+
+impl<'a> StoredFeatureEnvironment<'a> {
+    fn variants(&self) -> &'a RawValue {
+        match self.variants {
+            Some(list) => list,
+            None => empty_list(),
+        }
     }
+}
+
+/// A feature environment record as written by a variant change.
+#[derive(Serialize)]
+struct UpdatedFeatureEnvironment<'a> {
+    enabled: bool,
+    variants: &'a RawValue,
+    strategies: &'a RawValue,
+}
+
+/// The data of a `feature-environment-variants-updated` event: `{"variants": […]}`.
+#[derive(Serialize)]
+struct VariantsEventData<'a> {
+    variants: &'a RawValue,
 }
 
 /// The part of a stored project the variant operations read.
@@ -100,8 +137,9 @@ impl ToggleAdmin {
         environment: &str,
         patch: &Patch,
     ) -> Result<FeatureVariants> {
-        self.change_variants(caller, project, feature, environment, |current| {
-            let patched = crate::variants::apply_patch_json(current, patch)?;
+        self.change_variants(caller, project, feature, environment, |key, current| {
+            let current: Value = decode_text(key, current)?;
+            let patched = crate::variants::apply_patch_to(current, patch)?;
             crate::variants::normalise_variants(&patched)
         })
         .await
@@ -134,7 +172,7 @@ impl ToggleAdmin {
         environment: &str,
         variants: &Value,
     ) -> Result<FeatureVariants> {
-        self.change_variants(caller, project, feature, environment, |_| {
+        self.change_variants(caller, project, feature, environment, |_, _| {
             crate::variants::normalise_variants(variants)
         })
         .await
@@ -151,9 +189,10 @@ impl ToggleAdmin {
     ) -> Result<FeatureVariants> {
         self.require(caller, &[]).await?;
         let target = self.read_target(project, feature, environment).await?;
+        let stored = target.stored()?;
         Ok(FeatureVariants {
             version: VARIANTS_SCHEMA_VERSION,
-            variants: target.variants()?,
+            variants: decode_text(&target.fe_key, stored.variants())?,
         })
     }
 
@@ -163,7 +202,7 @@ impl ToggleAdmin {
         project: &str,
         feature: &str,
         environment: &str,
-        decide: impl Fn(&Value) -> Result<Vec<Variant>>,
+        decide: impl Fn(&Key, &RawValue) -> Result<Vec<Variant>>,
     ) -> Result<FeatureVariants> {
         self.require(
             caller,
@@ -184,46 +223,37 @@ impl ToggleAdmin {
                     ),
                 ));
             }
-            let old_list = target.variants_json();
-            let variants = decide(old_list)?;
+            let stored = target.stored()?;
+            let old_list = stored.variants();
+            let variants = decide(&target.fe_key, old_list)?;
             let new_list = encode(&target.fe_key, &variants)?;
-            // The stored record with the new list; its other members (enabled, strategies)
-            // are written back as they were.
-            let mut record = match target.fe_record.as_ref().map(|r| &*r.value) {
-                Some(Value::Object(members)) => members
-                    .iter()
-                    .filter(|(name, _)| *name != "variants")
-                    .map(|(name, value)| (name.clone(), value.clone()))
-                    .collect(),
-                Some(_) => {
-                    return Err(Error::Store(StoreError::Backend {
-                        message: format!("record {} is not a JSON object", target.fe_key),
-                        source: None,
-                    }));
-                }
-                None => match encode(&target.fe_key, &FeatureEnvironmentRecord::default())? {
-                    Value::Object(members) => members,
-                    _ => Map::new(),
+            // The stored record with the new list; `enabled` and the strategies are written
+            // back as they were.
+            let record = encode(
+                &target.fe_key,
+                &UpdatedFeatureEnvironment {
+                    enabled: stored.enabled,
+                    variants: new_list.as_raw(),
+                    strategies: match stored.strategies {
+                        Some(strategies) => strategies,
+                        None => empty_list(),
+                    },
                 },
-            };
-            record.insert("variants".to_owned(), new_list.clone());
-            let pre_data = single("variants", old_list.clone());
-            let data = single("variants", new_list);
+            )?;
+            let pre_data = encode(&target.fe_key, &VariantsEventData { variants: old_list })?;
+            let data = encode(
+                &target.fe_key,
+                &VariantsEventData {
+                    variants: new_list.as_raw(),
+                },
+            )?;
             let fe_revision = revision_of(target.fe_record.as_ref());
-            let Target {
-                feature_key,
-                feature_revision,
-                fe_key,
-                project_key,
-                project_revision,
-                ..
-            } = target;
             let mut changes = ChangeSet::new();
             changes
-                .expect_revision(fe_key.clone(), fe_revision)
-                .expect_revision(feature_key, feature_revision)
-                .expect_revision(project_key, project_revision)
-                .put(fe_key, Value::Object(record))
+                .expect_revision(target.fe_key.clone(), fe_revision)
+                .expect_revision(target.feature_key.clone(), target.feature_revision)
+                .expect_revision(target.project_key.clone(), target.project_revision)
+                .put(target.fe_key.clone(), record)
                 .event(event(
                     caller,
                     "feature-environment-variants-updated",
@@ -290,17 +320,10 @@ impl ToggleAdmin {
     }
 }
 
-/// `{"<name>": value}`.
-fn single(name: &str, value: Value) -> Value {
-    let mut members = Map::new();
-    members.insert(name.to_owned(), value);
-    Value::Object(members)
-}
-
-/// Decode the record at `key`, borrowing strings from it.
-fn decode_ref<'a, T: Deserialize<'a>>(key: &Key, value: &'a Value) -> Result<T> {
-    T::deserialize(value).map_err(|source| {
-        Error::Store(StoreError::Encoding {
+/// Decode a member of the record at `key` from its stored JSON text.
+fn decode_text<'a, T: Deserialize<'a>>(key: &Key, text: &'a RawValue) -> Result<T> {
+    serde_json::from_str(text.get()).map_err(|source| {
+        Error::Store(crate::store::StoreError::Encoding {
             what: format!("record {key}"),
             source,
         })

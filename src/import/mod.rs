@@ -236,9 +236,9 @@ pub(crate) struct PlannedEvent {
     /// Whether it concerns the target environment.
     pub in_environment: bool,
     /// The state before.
-    pub pre_data: Option<Value>,
+    pub pre_data: Option<crate::store::Json>,
     /// The state after.
-    pub data: Option<Value>,
+    pub data: Option<crate::store::Json>,
 }
 
 /// Everything a valid import writes, in domain terms.

@@ -3,7 +3,7 @@
 
 use std::collections::BTreeSet;
 
-use serde_json::{Value, json};
+use serde_json::Value;
 
 use super::check::{
     Selection, check_context_fields, check_features, check_segments, check_tag_types, check_target,
@@ -16,6 +16,7 @@ use super::{
 };
 use crate::auth::Permission;
 use crate::model::{ContextField, FeatureStrategy};
+use crate::store::Json;
 
 /// Check `body` against `snapshot` and plan the import. `new_id` hands out strategy ids.
 pub(crate) fn plan(
@@ -117,13 +118,28 @@ fn permissions(
     needed
 }
 
+/// The data of a `feature-created` event.
+#[derive(serde::Serialize)]
+struct CreatedFeature<'a> {
+    name: &'a str,
+    project: &'a str,
+    #[serde(flatten)]
+    meta: &'a super::FeatureMeta,
+}
+
+/// The data of a `feature-environment-variants-updated` event.
+#[derive(serde::Serialize)]
+struct VariantList<'a> {
+    variants: &'a [crate::model::Variant],
+}
+
 /// An event of the plan.
 fn planned(
     event_type: &'static str,
     feature: Option<&str>,
     in_environment: bool,
-    pre_data: Option<Value>,
-    data: Option<Value>,
+    pre_data: Option<Json>,
+    data: Option<Json>,
 ) -> PlannedEvent {
     PlannedEvent {
         event_type,
@@ -208,17 +224,19 @@ fn build(
                         "feature-metadata-updated",
                         Some(name),
                         false,
-                        Some(json!(existing.meta)),
-                        Some(json!(meta)),
+                        Some(Json::of(&existing.meta)),
+                        Some(Json::of(&meta)),
                     ));
                 }
             }
             None => {
                 report.created.push(name.clone());
                 plan.features.push((name.clone(), meta.clone(), true));
-                let mut data = json!(meta);
-                data["name"] = json!(name);
-                data["project"] = json!(project);
+                let data = Json::of(&CreatedFeature {
+                    name,
+                    project,
+                    meta,
+                });
                 feature_events.push(planned(
                     "feature-created",
                     Some(name),
@@ -255,8 +273,12 @@ fn build(
                 "feature-environment-variants-updated",
                 Some(name),
                 true,
-                Some(json!({"variants": before.variants})),
-                Some(json!({"variants": after.variants})),
+                Some(Json::of(&VariantList {
+                    variants: &before.variants,
+                })),
+                Some(Json::of(&VariantList {
+                    variants: &after.variants,
+                })),
             ));
         }
         let kept: BTreeSet<&str> = after
@@ -278,7 +300,7 @@ fn build(
                 "feature-strategy-remove",
                 Some(name),
                 true,
-                Some(json!(removed)),
+                Some(Json::of(&removed)),
                 None,
             ));
         }
@@ -292,7 +314,7 @@ fn build(
                 Some(name),
                 true,
                 None,
-                Some(json!(added)),
+                Some(Json::of(&added)),
             ));
         }
         if after.enabled != before.enabled {
@@ -317,7 +339,7 @@ fn build(
                     "feature-untagged",
                     Some(name),
                     false,
-                    Some(json!(tag)),
+                    Some(Json::of(&tag)),
                     None,
                 ));
             }
@@ -327,7 +349,7 @@ fn build(
                     Some(name),
                     false,
                     None,
-                    Some(json!(tag)),
+                    Some(Json::of(&tag)),
                 ));
             }
             plan.tags.push((name.clone(), tags_after));
@@ -341,7 +363,7 @@ fn build(
             None,
             false,
             None,
-            Some(json!(tag_type)),
+            Some(Json::of(&tag_type)),
         ));
     }
     events.extend(tag_events);
@@ -351,7 +373,7 @@ fn build(
             None,
             false,
             None,
-            Some(json!(field)),
+            Some(Json::of(&field)),
         ));
     }
     events.extend(strategy_events);
@@ -371,7 +393,7 @@ fn build(
                 Some(&child),
                 false,
                 None,
-                Some(json!(parent)),
+                Some(Json::of(&parent)),
             ));
         }
         plan.dependencies.push((child, parents));

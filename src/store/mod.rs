@@ -10,6 +10,7 @@
 //! events describing them. The store applies all of it or none of it.
 
 mod file;
+mod json;
 mod memory;
 #[cfg(feature = "postgres")]
 mod postgres;
@@ -24,11 +25,11 @@ use std::sync::Arc;
 use async_trait::async_trait;
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
-use serde_json::Value;
 
 #[doc(hidden)]
 pub use file::CompactionCrash;
 pub use file::{FileStore, FileStoreBuilder, FileStoreStats, Recovery, TruncatedTail};
+pub use json::Json;
 pub use memory::MemoryStore;
 #[cfg(feature = "postgres")]
 pub use postgres::{PostgresConfig, PostgresStore};
@@ -186,7 +187,7 @@ impl fmt::Display for Key {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Versioned {
     /// The record's value. Shared, so that reads do not copy it.
-    pub value: Arc<Value>,
+    pub value: Json,
     /// The revision of the commit that last wrote this record.
     pub revision: Revision,
 }
@@ -224,21 +225,55 @@ pub enum Precondition {
 }
 
 /// One write of a change set.
+// Decoded through `WireWrite`: an internally tagged enum is buffered by serde before it is
+// decoded, and a `Json` (raw JSON text) can only be read from the text itself.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(tag = "op", rename_all = "kebab-case")]
+#[serde(tag = "op", rename_all = "kebab-case", try_from = "WireWrite")]
 pub enum Write {
     /// Create or replace the record at `key`.
     Put {
         /// Where.
         key: Key,
         /// The new value.
-        value: Value,
+        value: Json,
     },
     /// Delete the record at `key`; deleting a record that does not exist is not an error.
     Delete {
         /// Where.
         key: Key,
     },
+}
+
+/// The operation of a [`Write`] as encoded.
+#[derive(Deserialize)]
+#[serde(rename_all = "kebab-case")]
+enum WriteOp {
+    Put,
+    Delete,
+}
+
+/// A [`Write`] as encoded (`{"op": "put", "key": …, "value": …}`), decoded field by field.
+#[derive(Deserialize)]
+struct WireWrite {
+    op: WriteOp,
+    key: Key,
+    #[serde(default)]
+    value: Option<Json>,
+}
+
+impl TryFrom<WireWrite> for Write {
+    type Error = String;
+
+    fn try_from(wire: WireWrite) -> Result<Self, Self::Error> {
+        match (wire.op, wire.value) {
+            (WriteOp::Put, Some(value)) => Ok(Write::Put {
+                key: wire.key,
+                value,
+            }),
+            (WriteOp::Put, None) => Err(format!("the put of {} has no value", wire.key)),
+            (WriteOp::Delete, _) => Ok(Write::Delete { key: wire.key }),
+        }
+    }
 }
 
 impl Write {
@@ -272,15 +307,17 @@ pub struct NewEvent {
     pub environment: Option<String>,
     /// The state after the change.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub data: Option<Value>,
+    pub data: Option<Json>,
     /// The state before the change.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub pre_data: Option<Value>,
+    pub pre_data: Option<Json>,
 }
 
 /// An event as stored: the proposed event with its position in the log.
+// Decoded through `WireEvent`: serde buffers a flattened struct before decoding it, and a
+// `Json` (raw JSON text) can only be read from the text itself.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
+#[serde(rename_all = "camelCase", from = "WireEvent")]
 pub struct Event {
     /// The event's id: 1 for the first event of the store, then one more per event, in commit
     /// order (and in change-set order within a commit).
@@ -290,6 +327,47 @@ pub struct Event {
     /// The event itself.
     #[serde(flatten)]
     pub event: NewEvent,
+}
+
+/// An [`Event`] as encoded: its position and the members of its [`NewEvent`], side by side.
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct WireEvent {
+    id: u64,
+    revision: Revision,
+    #[serde(rename = "type")]
+    event_type: String,
+    created_by: String,
+    created_at: DateTime<Utc>,
+    #[serde(default)]
+    project: Option<String>,
+    #[serde(default)]
+    feature_name: Option<String>,
+    #[serde(default)]
+    environment: Option<String>,
+    #[serde(default)]
+    data: Option<Json>,
+    #[serde(default)]
+    pre_data: Option<Json>,
+}
+
+impl From<WireEvent> for Event {
+    fn from(wire: WireEvent) -> Self {
+        Event {
+            id: wire.id,
+            revision: wire.revision,
+            event: NewEvent {
+                event_type: wire.event_type,
+                created_by: wire.created_by,
+                created_at: wire.created_at,
+                project: wire.project,
+                feature_name: wire.feature_name,
+                environment: wire.environment,
+                data: wire.data,
+                pre_data: wire.pre_data,
+            },
+        }
+    }
 }
 
 /// Everything one operation writes, applied atomically by [`Store::commit`].
@@ -326,8 +404,13 @@ impl ChangeSet {
     }
 
     /// Create or replace the record at `key`.
-    pub fn put(&mut self, key: Key, value: Value) -> &mut Self {
-        self.writes.push(Write::Put { key, value });
+    ///
+    /// `value` is a [`Json`] document or anything that converts into one (a [`serde_json::Value`]).
+    pub fn put(&mut self, key: Key, value: impl Into<Json>) -> &mut Self {
+        self.writes.push(Write::Put {
+            key,
+            value: value.into(),
+        });
         self
     }
 

@@ -3,7 +3,6 @@
 //! replays its journal into one.
 
 use std::collections::{BTreeMap, HashMap};
-use std::sync::Arc;
 
 use serde::{Deserialize, Serialize};
 
@@ -125,13 +124,9 @@ impl StoreState {
                 Write::Put { key, value } => {
                     let collection = self.collections.entry(key.collection).or_default();
                     collection.revision = revision;
-                    collection.records.insert(
-                        key.id,
-                        Versioned {
-                            value: Arc::new(value),
-                            revision,
-                        },
-                    );
+                    collection
+                        .records
+                        .insert(key.id, Versioned { value, revision });
                 }
                 Write::Delete { key } => {
                     if let Some(collection) = self.collections.get_mut(&key.collection)

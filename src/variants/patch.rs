@@ -207,6 +207,13 @@ pub fn apply_patch(current: &[Variant], patch: &Patch) -> Result<Value, Error> {
 /// [`apply_patch`] on the list as JSON (as [`Variant`]s serialise), e.g. straight from a
 /// stored record: the same rules and errors, without decoding the list first.
 pub fn apply_patch_json(original: &Value, patch: &Patch) -> Result<Value, Error> {
+    apply_patch_to(original.clone(), patch)
+}
+
+/// [`apply_patch_json`] on a list the caller owns (e.g. just parsed from a stored record):
+/// patched in place, no copy. On failure the list is restored first (`json_patch::patch`
+/// reverts what it applied), so the error describes the original.
+pub fn apply_patch_to(mut document: Value, patch: &Patch) -> Result<Value, Error> {
     if let Some((index, test)) = patch
         .iter()
         .enumerate()
@@ -215,13 +222,12 @@ pub fn apply_patch_json(original: &Value, patch: &Patch) -> Result<Value, Error>
         let reason = format!("`test` is not supported; use {SUPPORTED_OPS}");
         return Err(failure(index, test, &reason, None));
     }
-    let mut document = original.clone();
     match json_patch::patch(&mut document, patch) {
         Ok(()) => Ok(document),
         Err(err) => {
             let index = err.operation;
             let reason =
-                explain_failure(original, patch, index).unwrap_or_else(|| err.kind.to_string());
+                explain_failure(&document, patch, index).unwrap_or_else(|| err.kind.to_string());
             match patch.get(index) {
                 Some(operation) => Err(failure(index, operation, &reason, Some(err))),
                 None => Err(Error::Validation {

@@ -47,7 +47,7 @@ pub fn event(kind: &str, data: Value) -> NewEvent {
         project: Some("default".to_owned()),
         feature_name: None,
         environment: None,
-        data: Some(data),
+        data: Some(data.into()),
         pre_data: None,
     }
 }

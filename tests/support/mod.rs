@@ -112,7 +112,7 @@ pub async fn state(admin: &ToggleAdmin) -> Value {
         let records: Vec<Value> = listing
             .records
             .iter()
-            .map(|(id, r)| json!([id, *r.value]))
+            .map(|(id, r)| json!([id, r.value.to_value().unwrap()]))
             .collect();
         out.insert(collection.as_str().to_owned(), Value::Array(records));
     }

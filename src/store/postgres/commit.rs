@@ -6,7 +6,8 @@ use std::collections::{BTreeSet, HashMap};
 
 use chrono::{DateTime, Utc};
 use deadpool_postgres::Client;
-use serde_json::Value;
+use serde_json::value::RawValue;
+use tokio_postgres::types::Json as PgJson;
 
 use super::failure::{backend, connection_lost, plain};
 use super::sql::Statements;
@@ -20,7 +21,7 @@ pub(super) struct Plan<'a> {
     check_revisions: Vec<i64>,
     put_collections: Vec<&'static str>,
     put_ids: Vec<&'a str>,
-    put_values: Vec<&'a Value>,
+    put_values: Vec<PgJson<&'a RawValue>>,
     delete_collections: Vec<&'static str>,
     delete_ids: Vec<&'a str>,
     touched: Vec<&'static str>,
@@ -30,8 +31,8 @@ pub(super) struct Plan<'a> {
     event_projects: Vec<Option<&'a str>>,
     event_features: Vec<Option<&'a str>>,
     event_environments: Vec<Option<&'a str>>,
-    event_data: Vec<Option<&'a Value>>,
-    event_pre_data: Vec<Option<&'a Value>>,
+    event_data: Vec<Option<PgJson<&'a RawValue>>>,
+    event_pre_data: Vec<Option<PgJson<&'a RawValue>>>,
 }
 
 /// A revision as a `bigint`. Revisions never come near `i64::MAX` in practice; saturating
@@ -100,7 +101,7 @@ impl<'a> Plan<'a> {
                 Write::Put { key, value } => {
                     plan.put_collections.push(key.collection.as_str());
                     plan.put_ids.push(&key.id);
-                    plan.put_values.push(value);
+                    plan.put_values.push(PgJson(value.as_raw()));
                 }
                 Write::Delete { key } => {
                     plan.delete_collections.push(key.collection.as_str());
@@ -116,8 +117,10 @@ impl<'a> Plan<'a> {
             plan.event_projects.push(event.project.as_deref());
             plan.event_features.push(event.feature_name.as_deref());
             plan.event_environments.push(event.environment.as_deref());
-            plan.event_data.push(event.data.as_ref());
-            plan.event_pre_data.push(event.pre_data.as_ref());
+            plan.event_data
+                .push(event.data.as_ref().map(|d| PgJson(d.as_raw())));
+            plan.event_pre_data
+                .push(event.pre_data.as_ref().map(|d| PgJson(d.as_raw())));
         }
         plan
     }
@@ -290,7 +293,8 @@ mod tests {
             .delete(Key::new(Collection::Segments, "s"));
         let plan = Plan::new(&changes);
         assert_eq!(plan.put_ids, vec!["b", "a"]);
-        assert_eq!(plan.put_values, vec![&json!(2), &json!(3)]);
+        let values: Vec<&str> = plan.put_values.iter().map(|v| v.0.get()).collect();
+        assert_eq!(values, vec!["2", "3"]);
         assert_eq!(plan.delete_collections, vec!["segments"]);
         assert_eq!(plan.touched, vec!["features", "projects"]);
     }

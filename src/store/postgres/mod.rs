@@ -14,14 +14,16 @@ use std::time::Duration;
 use async_trait::async_trait;
 use chrono::{DateTime, Utc};
 use deadpool_postgres::{Manager, ManagerConfig, Pool, RecyclingMethod, Runtime};
-use serde_json::Value;
+use serde_json::value::RawValue;
+use tokio_postgres::types::Json as PgJson;
 use tokio_postgres::types::ToSql;
 use tokio_postgres::{NoTls, Row};
 
 use self::failure::{backend, connection_lost, plain};
 use self::sql::{Statements, prefix_upper_bound};
 use super::{
-    ChangeSet, Collection, Event, Key, Listing, NewEvent, Revision, Store, StoreError, Versioned,
+    ChangeSet, Collection, Event, Json, Key, Listing, NewEvent, Revision, Store, StoreError,
+    Versioned,
 };
 
 /// How to reach the database and where in it the store lives.
@@ -265,12 +267,17 @@ fn versioned(
     what: &str,
 ) -> Result<Versioned, StoreError> {
     Ok(Versioned {
-        value: Arc::new(
-            row.try_get::<_, Value>(value)
-                .map_err(|e| backend(what, e))?,
-        ),
+        value: row
+            .try_get::<_, PgJson<Box<RawValue>>>(value)
+            .map(|raw| Json::from_raw(raw.0))
+            .map_err(|e| backend(what, e))?,
         revision: revision_of(row, revision, what)?,
     })
+}
+
+fn optional_json(row: &Row, index: usize) -> Result<Option<Json>, tokio_postgres::Error> {
+    let raw: Option<PgJson<Box<RawValue>>> = row.try_get(index)?;
+    Ok(raw.map(|raw| Json::from_raw(raw.0)))
 }
 
 fn event_of(row: &Row) -> Result<Event, StoreError> {
@@ -288,8 +295,8 @@ fn event_of(row: &Row) -> Result<Event, StoreError> {
             project: row.try_get(5).map_err(get_err)?,
             feature_name: row.try_get(6).map_err(get_err)?,
             environment: row.try_get(7).map_err(get_err)?,
-            data: row.try_get(8).map_err(get_err)?,
-            pre_data: row.try_get(9).map_err(get_err)?,
+            data: optional_json(row, 8).map_err(get_err)?,
+            pre_data: optional_json(row, 9).map_err(get_err)?,
         },
     })
 }
