@@ -1,7 +1,7 @@
 //! The Store contract: records with revisions, and one atomic, conditional `commit`.
 //!
-//! Stores know records, not variants or imports. A record is a JSON value filed under a
-//! [`Key`] (a [`Collection`] and an id within it). Every commit gets the next [`Revision`] of
+//! Stores know records, not variants or imports. A record is a JSON document ([`Json`]: valid
+//! JSON text, shared) filed under a [`Key`] (a [`Collection`] and an id within it). Every commit gets the next [`Revision`] of
 //! the store; each record remembers the revision that last wrote it, and each collection the
 //! revision that last wrote anything in it.
 //!
