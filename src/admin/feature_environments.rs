@@ -346,7 +346,7 @@ fn checked_strategy(
             })
     };
     let exists = |name: &str| catalogue.definitions.contains_key(name);
-    let field = |name: &str| catalogue.fields.get(name).cloned();
+    let field = |name: &str| catalogue.fields.get(name);
     let ctx = StrategyContext {
         feature,
         strategy_exists: &exists,

@@ -40,7 +40,7 @@ impl ToggleAdmin {
         retrying!("create_segment", async {
             let (fields_rev, fields) = self.context_field_map().await?;
             let mut issues = Issues::default();
-            let lookup = |name: &str| fields.get(name).cloned();
+            let lookup = |name: &str| fields.get(name);
             let constraints = check_constraints(Some(&raw), "constraints", &lookup, &mut issues);
             if let Some(error) = issues.into_error() {
                 return Err(error);

@@ -38,10 +38,10 @@ static SEMVER: LazyLock<Option<regex::Regex>> = LazyLock::new(|| {
 ///
 /// `context_field` looks a context field up by name (built-ins included); a constraint on a
 /// field that does not exist is an error, as in Unleash. Unknown keys are warnings.
-pub fn check_constraints(
+pub fn check_constraints<'f>(
     raw: Option<&Value>,
     path: &str,
-    context_field: &dyn Fn(&str) -> Option<ContextField>,
+    context_field: &dyn Fn(&str) -> Option<&'f ContextField>,
     issues: &mut Issues,
 ) -> Option<Vec<Constraint>> {
     let items = match raw {
@@ -74,10 +74,10 @@ pub fn check_constraints(
 }
 
 /// Checks one constraint.
-fn check_constraint(
+fn check_constraint<'f>(
     raw: &Value,
     path: &str,
-    context_field: &dyn Fn(&str) -> Option<ContextField>,
+    context_field: &dyn Fn(&str) -> Option<&'f ContextField>,
     issues: &mut Issues,
 ) -> Option<Constraint> {
     let Value::Object(fields) = raw else {
@@ -134,14 +134,7 @@ fn check_constraint(
         found
     });
     if let Some(op) = operator {
-        check_operands(
-            op,
-            value.as_deref(),
-            values.as_deref(),
-            field.as_ref(),
-            path,
-            issues,
-        );
+        check_operands(op, value.as_deref(), values.as_deref(), field, path, issues);
     }
     if issues.errors.len() > before {
         return None;

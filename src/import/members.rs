@@ -30,7 +30,7 @@ pub(crate) struct Members {
 /// feature outside `data.features`.
 fn belongs(
     feature: &str,
-    path: &str,
+    path: &dyn Fn() -> String,
     selection: &Selection,
     payload: &Payload,
     issues: &mut Issues,
@@ -44,7 +44,7 @@ fn belongs(
         // there already; only names missing from data.features are reported here.
         if !payload.features.iter().any(|f| f.value.name == feature) {
             issues.error(
-                path,
+                path(),
                 format!("\"{feature}\" is not one of the features in data.features"),
             );
         }
@@ -75,7 +75,6 @@ pub(crate) fn check_members(
             .context_fields
             .get(name)
             .or_else(|| new_fields.iter().find(|f| f.name == name))
-            .cloned()
     };
     let strategy_exists = |name: &str| snapshot.strategy_definitions.contains_key(name);
     let mut custom_used = BTreeSet::new();
@@ -89,7 +88,8 @@ pub(crate) fn check_members(
         };
         if belongs(
             feature,
-            &format!("{}.featureName", item.path),
+            // The path is only built for an error: imports have tens of thousands of items.
+            &|| format!("{}.featureName", item.path),
             selection,
             payload,
             issues,
@@ -131,7 +131,8 @@ pub(crate) fn check_members(
         let entry = &item.value;
         if belongs(
             &entry.feature,
-            &format!("{}.featureName", item.path),
+            // The path is only built for an error: imports have tens of thousands of items.
+            &|| format!("{}.featureName", item.path),
             selection,
             payload,
             issues,
@@ -162,7 +163,8 @@ pub(crate) fn check_members(
         let tag = &item.value;
         if belongs(
             &tag.feature_name,
-            &format!("{}.featureName", item.path),
+            // The path is only built for an error: imports have tens of thousands of items.
+            &|| format!("{}.featureName", item.path),
             selection,
             payload,
             issues,
@@ -222,7 +224,7 @@ fn check_dependencies(
         let child = &item.value.feature;
         if belongs(
             child,
-            &format!("{}.feature", item.path),
+            &|| format!("{}.feature", item.path),
             selection,
             payload,
             issues,

@@ -34,7 +34,7 @@ pub struct StrategyContext<'a> {
     /// Whether a strategy definition of that name exists (built-ins included).
     pub strategy_exists: &'a dyn Fn(&str) -> bool,
     /// A context field by name (built-ins included).
-    pub context_field: &'a dyn Fn(&str) -> Option<ContextField>,
+    pub context_field: &'a dyn Fn(&str) -> Option<&'a ContextField>,
     /// The stored segment id for a segment id of the input, or why there is none.
     pub segment: &'a dyn Fn(i64) -> Result<i64, String>,
 }
