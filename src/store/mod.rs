@@ -15,6 +15,7 @@ mod memory;
 #[cfg(feature = "postgres")]
 mod postgres;
 mod state;
+mod wire;
 
 #[cfg(feature = "conformance")]
 pub mod conformance;
@@ -225,10 +226,9 @@ pub enum Precondition {
 }
 
 /// One write of a change set.
-// Decoded through `WireWrite`: an internally tagged enum is buffered by serde before it is
-// decoded, and a `Json` (raw JSON text) can only be read from the text itself.
+// Decoded through `wire::WireWrite` (see there).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(tag = "op", rename_all = "kebab-case", try_from = "WireWrite")]
+#[serde(tag = "op", rename_all = "kebab-case", try_from = "wire::WireWrite")]
 pub enum Write {
     /// Create or replace the record at `key`.
     Put {
@@ -242,38 +242,6 @@ pub enum Write {
         /// Where.
         key: Key,
     },
-}
-
-/// The operation of a [`Write`] as encoded.
-#[derive(Deserialize)]
-#[serde(rename_all = "kebab-case")]
-enum WriteOp {
-    Put,
-    Delete,
-}
-
-/// A [`Write`] as encoded (`{"op": "put", "key": …, "value": …}`), decoded field by field.
-#[derive(Deserialize)]
-struct WireWrite {
-    op: WriteOp,
-    key: Key,
-    #[serde(default)]
-    value: Option<Json>,
-}
-
-impl TryFrom<WireWrite> for Write {
-    type Error = String;
-
-    fn try_from(wire: WireWrite) -> Result<Self, Self::Error> {
-        match (wire.op, wire.value) {
-            (WriteOp::Put, Some(value)) => Ok(Write::Put {
-                key: wire.key,
-                value,
-            }),
-            (WriteOp::Put, None) => Err(format!("the put of {} has no value", wire.key)),
-            (WriteOp::Delete, _) => Ok(Write::Delete { key: wire.key }),
-        }
-    }
 }
 
 impl Write {
@@ -314,10 +282,9 @@ pub struct NewEvent {
 }
 
 /// An event as stored: the proposed event with its position in the log.
-// Decoded through `WireEvent`: serde buffers a flattened struct before decoding it, and a
-// `Json` (raw JSON text) can only be read from the text itself.
+// Decoded through `wire::WireEvent` (see there).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase", from = "WireEvent")]
+#[serde(rename_all = "camelCase", from = "wire::WireEvent")]
 pub struct Event {
     /// The event's id: 1 for the first event of the store, then one more per event, in commit
     /// order (and in change-set order within a commit).
@@ -327,47 +294,6 @@ pub struct Event {
     /// The event itself.
     #[serde(flatten)]
     pub event: NewEvent,
-}
-
-/// An [`Event`] as encoded: its position and the members of its [`NewEvent`], side by side.
-#[derive(Deserialize)]
-#[serde(rename_all = "camelCase")]
-struct WireEvent {
-    id: u64,
-    revision: Revision,
-    #[serde(rename = "type")]
-    event_type: String,
-    created_by: String,
-    created_at: DateTime<Utc>,
-    #[serde(default)]
-    project: Option<String>,
-    #[serde(default)]
-    feature_name: Option<String>,
-    #[serde(default)]
-    environment: Option<String>,
-    #[serde(default)]
-    data: Option<Json>,
-    #[serde(default)]
-    pre_data: Option<Json>,
-}
-
-impl From<WireEvent> for Event {
-    fn from(wire: WireEvent) -> Self {
-        Event {
-            id: wire.id,
-            revision: wire.revision,
-            event: NewEvent {
-                event_type: wire.event_type,
-                created_by: wire.created_by,
-                created_at: wire.created_at,
-                project: wire.project,
-                feature_name: wire.feature_name,
-                environment: wire.environment,
-                data: wire.data,
-                pre_data: wire.pre_data,
-            },
-        }
-    }
 }
 
 /// Everything one operation writes, applied atomically by [`Store::commit`].
