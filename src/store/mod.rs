@@ -15,6 +15,7 @@ mod memory;
 #[cfg(feature = "postgres")]
 mod postgres;
 mod state;
+mod view;
 mod wire;
 
 #[cfg(feature = "conformance")]
@@ -27,14 +28,13 @@ use async_trait::async_trait;
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 
-#[doc(hidden)]
-pub use file::CompactionCrash;
 pub use file::{FileStore, FileStoreBuilder, FileStoreStats, Recovery, TruncatedTail};
 pub use json::Json;
 pub use memory::MemoryStore;
 #[cfg(feature = "postgres")]
 pub use postgres::{PostgresConfig, PostgresStore};
-pub use state::StoreState;
+pub use state::{Records, StoreState};
+pub use view::{Accepted, ReadView, RecordsView};
 
 /// A commit's position in a store's history. Revisions grow by one per commit, starting at 1;
 /// [`Revision::ABSENT`] (0) stands for "no record" in reads and preconditions.
@@ -145,6 +145,11 @@ impl Collection {
             Collection::FeatureDependencies => "feature-dependencies",
             Collection::Sequences => "sequences",
         }
+    }
+
+    /// The collection's position in [`Collection::ALL`].
+    pub(crate) fn index(self) -> usize {
+        self as usize
     }
 
     /// The collection named `name` by [`Collection::as_str`].
@@ -434,7 +439,13 @@ impl StoreError {
 ///
 /// * **Reads** return records with the [`Revision`] of the commit that last wrote them. A read
 ///   started after [`commit`](Store::commit) returned `Ok` sees that commit (visibility after
-///   commit), in this process and, for shared backends, in every process.
+///   commit), in this process and, for shared backends, in every process. Reads show only
+///   durable commits: nothing a caller reads can be lost by a crash.
+/// * **Views**: [`view`](Store::view) is a consistent state at one revision, for operations
+///   that read many records and collections (an export, a feature with its environments):
+///   every read through it answers from the same revision, however many commits land
+///   meanwhile, and taking it neither waits for writers nor makes them wait. It sees every
+///   commit that returned `Ok` before it was taken and shows only durable ones.
 /// * **`commit` is atomic**: every write and every event of the [`ChangeSet`] lands, or none
 ///   does. It returns the commit's revision, which is one more than the previous commit's.
 /// * **Preconditions**: before writing, `commit` checks every [`Precondition`] against the
@@ -442,6 +453,14 @@ impl StoreError {
 ///   [`StoreError::Conflict`] and writes nothing; the caller re-reads and decides again. So
 ///   two read-decide-commit cycles that read the same record can never both commit: there is
 ///   no lost update.
+/// * **Decisions against accepted commits** (optional, for stores that batch durability):
+///   [`decision_view`](Store::decision_view) may also show commits that are *accepted* but not
+///   yet durable, and [`submit`](Store::submit) accepts a change set and hands back an
+///   [`Accepted`] to wait on for its durability. A store that offers this makes commits
+///   durable in revision order, so a commit decided on what an accepted commit wrote is
+///   never durable before it. What a decision view shows must never reach a client except
+///   through a commit acknowledged by [`Accepted::durable`]. The default methods take the
+///   plain road: `decision_view` is `view`, `submit` is `commit`.
 /// * **Events** are part of the change set: they get ids in commit order (and change-set
 ///   order within a commit), so the audit log can never disagree with the data.
 /// * **Durability** is the store's to state (see each store); a store that says it is
@@ -469,13 +488,32 @@ pub trait Store: fmt::Debug + Send + Sync + 'static {
     /// The revision of the last commit ([`Revision::ABSENT`] for an empty store).
     async fn revision(&self) -> Result<Revision, StoreError>;
 
+    /// A consistent view of the store's durable state at its latest revision; see the
+    /// trait's contract.
+    async fn view(&self) -> Result<Box<dyn ReadView>, StoreError>;
+
+    /// A consistent view for deciding a commit: it may include accepted commits that are not
+    /// yet durable (see the trait's contract). The default is [`view`](Store::view).
+    async fn decision_view(&self) -> Result<Box<dyn ReadView>, StoreError> {
+        self.view().await
+    }
+
     /// Apply `changes` atomically if its preconditions hold; see the trait's contract.
     async fn commit(&self, changes: ChangeSet) -> Result<Revision, StoreError>;
+
+    /// Accept `changes` (check the preconditions, take the next revision) and return without
+    /// waiting for durability; [`Accepted::durable`] waits. Fails with
+    /// [`StoreError::Conflict`] as `commit` does. The default commits and returns a
+    /// commit that is durable already.
+    async fn submit(&self, changes: ChangeSet) -> Result<Accepted, StoreError> {
+        Ok(Accepted::durable_at(self.commit(changes).await?))
+    }
 }
 
 macro_rules! forward_store {
     ($($wrapper:ty),*) => {$(
         #[async_trait]
+        #[deny(clippy::missing_trait_methods)]
         impl<T: Store + ?Sized> Store for $wrapper {
             async fn get(&self, key: &Key) -> Result<Option<Versioned>, StoreError> {
                 (**self).get(key).await
@@ -492,8 +530,17 @@ macro_rules! forward_store {
             async fn revision(&self) -> Result<Revision, StoreError> {
                 (**self).revision().await
             }
+            async fn view(&self) -> Result<Box<dyn ReadView>, StoreError> {
+                (**self).view().await
+            }
+            async fn decision_view(&self) -> Result<Box<dyn ReadView>, StoreError> {
+                (**self).decision_view().await
+            }
             async fn commit(&self, changes: ChangeSet) -> Result<Revision, StoreError> {
                 (**self).commit(changes).await
+            }
+            async fn submit(&self, changes: ChangeSet) -> Result<Accepted, StoreError> {
+                (**self).submit(changes).await
             }
         }
     )*};

@@ -1,64 +1,74 @@
-//! The whole state of a store held in memory: records by collection, the event log and the
-//! revision counter. [`MemoryStore`](super::MemoryStore) is this behind a lock; the file store
-//! replays its journal into one.
+//! The state of a store held in memory: [`Records`] (every collection at one revision, cheap
+//! to copy) and the event log. [`MemoryStore`](super::MemoryStore) is this behind a lock; the
+//! file store replays its journal into one.
+//!
+//! Records live in persistent (immutable, structurally shared) ordered maps, so a copy of
+//! all of them costs a few reference-count increments whatever the store holds. That copy
+//! is what a [`ReadView`](super::ReadView) reads: a consistent state at one revision that no
+//! later commit disturbs, taken without waiting for writers and without making them wait.
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::BTreeMap;
+use std::sync::Arc;
 
 use serde::{Deserialize, Serialize};
 
 use super::{
-    ChangeSet, Collection, Event, Key, Listing, Precondition, Revision, StoreError, Versioned,
-    Write,
+    ChangeSet, Collection, Event, Key, Listing, NewEvent, Precondition, Revision, StoreError,
+    Versioned, Write,
 };
 
+/// Ids are shared between versions of a map, so copying a map node copies pointers.
+type RecordMap = imbl::OrdMap<Arc<str>, Versioned>;
+
 /// One collection: its records ordered by id and the revision that last wrote in it.
-#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 struct CollectionState {
     revision: Revision,
-    records: BTreeMap<String, Versioned>,
+    records: RecordMap,
 }
 
-/// Records, events and revision of a store, with the precondition check and the apply step of
-/// a commit. Serialisable as a whole, so it can be a snapshot.
-#[derive(Debug, Clone, Default, Serialize, Deserialize)]
-pub struct StoreState {
+/// Every record of a store at one revision, with the number of events recorded up to it.
+///
+/// Cloning is cheap (a persistent map per collection), so a clone is a consistent snapshot.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Records {
     revision: Revision,
-    collections: HashMap<Collection, CollectionState>,
-    events: Vec<Event>,
+    event_count: u64,
+    collections: [CollectionState; Collection::ALL.len()],
 }
 
-impl StoreState {
-    /// An empty state at [`Revision::ABSENT`].
-    pub fn new() -> Self {
-        Self::default()
-    }
-
+impl Records {
     /// The revision of the last applied commit.
     pub fn revision(&self) -> Revision {
         self.revision
     }
 
+    /// How many events the commits up to [`revision`](Self::revision) recorded.
+    pub fn event_count(&self) -> u64 {
+        self.event_count
+    }
+
+    fn collection(&self, collection: Collection) -> &CollectionState {
+        &self.collections[collection.index()]
+    }
+
     /// The record at `key`.
     pub fn get(&self, key: &Key) -> Option<Versioned> {
-        self.collections
-            .get(&key.collection)
-            .and_then(|c| c.records.get(&key.id))
+        self.collection(key.collection)
+            .records
+            .get(key.id.as_str())
             .cloned()
     }
 
     /// The records of `collection` whose id starts with `prefix`, ordered by id.
     pub fn list(&self, collection: Collection, prefix: &str) -> Listing {
-        let Some(state) = self.collections.get(&collection) else {
-            return Listing::default();
-        };
+        let state = self.collection(collection);
+        let start: Arc<str> = Arc::from(prefix);
         let records = state
             .records
-            .range::<str, _>((
-                std::ops::Bound::Included(prefix),
-                std::ops::Bound::Unbounded,
-            ))
+            .range(start..)
             .take_while(|(id, _)| id.starts_with(prefix))
-            .map(|(id, v)| (id.clone(), v.clone()))
+            .map(|(id, v)| (id.to_string(), v.clone()))
             .collect();
         Listing {
             revision: state.revision,
@@ -66,32 +76,15 @@ impl StoreState {
         }
     }
 
-    /// Up to `limit` events with id greater than `after`.
-    pub fn events(&self, after: u64, limit: usize) -> Vec<Event> {
-        // Event ids are 1, 2, 3 … so the event with id `after + 1` sits at index `after`.
-        let start = usize::try_from(after).unwrap_or(usize::MAX);
-        self.events
-            .iter()
-            .skip(start)
-            .take(limit)
-            .cloned()
-            .collect()
-    }
-
-    /// The number of events in the log.
-    pub fn event_count(&self) -> u64 {
-        self.events.len() as u64
-    }
-
-    /// Check every precondition of `changes` against this state.
+    /// Check every precondition of `changes` against these records.
     pub fn check(&self, changes: &ChangeSet) -> Result<(), StoreError> {
         for precondition in &changes.preconditions {
             match precondition {
                 Precondition::Record { key, revision } => {
                     let current = self
-                        .collections
-                        .get(&key.collection)
-                        .and_then(|c| c.records.get(&key.id))
+                        .collection(key.collection)
+                        .records
+                        .get(key.id.as_str())
                         .map_or(Revision::ABSENT, |v| v.revision);
                     if current != *revision {
                         return Err(StoreError::Conflict(key.to_string()));
@@ -101,11 +94,7 @@ impl StoreState {
                     collection,
                     revision,
                 } => {
-                    let current = self
-                        .collections
-                        .get(collection)
-                        .map_or(Revision::ABSENT, |c| c.revision);
-                    if current > *revision {
+                    if self.collection(*collection).revision > *revision {
                         return Err(StoreError::Conflict(format!("collection {collection}")));
                     }
                 }
@@ -114,37 +103,173 @@ impl StoreState {
         Ok(())
     }
 
-    /// Apply `changes` as the next commit without checking its preconditions (the caller has
-    /// checked them against this state). Returns the commit's revision.
-    pub fn apply(&mut self, changes: ChangeSet) -> Revision {
+    /// Apply `writes` and `events` as the next commit without checking preconditions (the
+    /// caller has checked them against these records). Returns the commit's revision and its
+    /// events with their ids.
+    pub fn apply(&mut self, writes: Vec<Write>, events: Vec<NewEvent>) -> (Revision, Vec<Event>) {
         let revision = self.revision.next();
         self.revision = revision;
-        for write in changes.writes {
+        self.apply_writes(revision, writes);
+        let events = events
+            .into_iter()
+            .map(|event| {
+                self.event_count += 1;
+                Event {
+                    id: self.event_count,
+                    revision,
+                    event,
+                }
+            })
+            .collect();
+        (revision, events)
+    }
+
+    fn apply_writes(&mut self, revision: Revision, writes: Vec<Write>) {
+        for write in writes {
             match write {
                 Write::Put { key, value } => {
-                    let collection = self.collections.entry(key.collection).or_default();
+                    let collection = &mut self.collections[key.collection.index()];
                     collection.revision = revision;
                     collection
                         .records
-                        .insert(key.id, Versioned { value, revision });
+                        .insert(Arc::from(key.id), Versioned { value, revision });
                 }
                 Write::Delete { key } => {
-                    if let Some(collection) = self.collections.get_mut(&key.collection)
-                        && collection.records.remove(&key.id).is_some()
-                    {
+                    let collection = &mut self.collections[key.collection.index()];
+                    if collection.records.remove(key.id.as_str()).is_some() {
                         collection.revision = revision;
                     }
                 }
             }
         }
-        for event in changes.events {
-            let id = self.events.len() as u64 + 1;
-            self.events.push(Event {
-                id,
-                revision,
-                event,
-            });
+    }
+}
+}
+
+/// The on-disk shape of [`Records`] (and of a whole [`StoreState`]): collections by name,
+/// empty ones left out.
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct RecordsOut<'a> {
+    revision: Revision,
+    event_count: u64,
+    collections: BTreeMap<&'static str, &'a CollectionState>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    events: Option<&'a [Event]>,
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct RecordsIn {
+    revision: Revision,
+    #[serde(default)]
+    event_count: Option<u64>,
+    collections: BTreeMap<Collection, CollectionState>,
+    #[serde(default)]
+    events: Vec<Event>,
+}
+
+impl RecordsIn {
+    fn into_parts(self) -> (Records, Vec<Event>) {
+        let mut records = Records {
+            revision: self.revision,
+            event_count: self.event_count.unwrap_or(self.events.len() as u64),
+            ..Records::default()
+        };
+        for (collection, state) in self.collections {
+            records.collections[collection.index()] = state;
         }
+        (records, self.events)
+    }
+}
+
+impl Records {
+    fn out<'a>(&'a self, events: Option<&'a [Event]>) -> RecordsOut<'a> {
+        RecordsOut {
+            revision: self.revision,
+            event_count: self.event_count,
+            collections: Collection::ALL
+                .iter()
+                .map(|c| (c.as_str(), self.collection(*c)))
+                .filter(|(_, state)| state.revision != Revision::ABSENT)
+                .collect(),
+            events,
+        }
+    }
+}
+
+impl Serialize for Records {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        self.out(None).serialize(serializer)
+    }
+}
+
+impl<'de> Deserialize<'de> for Records {
+    /// Also reads a whole [`StoreState`], dropping its events.
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        Ok(RecordsIn::deserialize(deserializer)?.into_parts().0)
+    }
+}
+
+/// Records, events and revision of a store, with the precondition check and the apply step of
+/// a commit. Serialisable as a whole.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct StoreState {
+    records: Records,
+    events: Vec<Event>,
+}
+
+impl StoreState {
+    /// An empty state at [`Revision::ABSENT`].
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// A state of `records` and the `events` recorded up to them.
+    pub(super) fn from_parts(records: Records, events: Vec<Event>) -> Self {
+        Self { records, events }
+    }
+
+    /// The revision of the last applied commit.
+    pub fn revision(&self) -> Revision {
+        self.records.revision
+    }
+
+    /// Every record at the current revision: a cheap, consistent copy.
+    pub fn records(&self) -> &Records {
+        &self.records
+    }
+
+    /// The record at `key`.
+    pub fn get(&self, key: &Key) -> Option<Versioned> {
+        self.records.get(key)
+    }
+
+    /// The records of `collection` whose id starts with `prefix`, ordered by id.
+    pub fn list(&self, collection: Collection, prefix: &str) -> Listing {
+        self.records.list(collection, prefix)
+    }
+
+    /// Up to `limit` events with id greater than `after`.
+    pub fn events(&self, after: u64, limit: usize) -> Vec<Event> {
+        events_after(&self.events, after, limit)
+    }
+
+    /// The number of events in the log.
+    pub fn event_count(&self) -> u64 {
+        self.events.len() as u64
+    }
+
+    /// Check every precondition of `changes` against this state.
+    pub fn check(&self, changes: &ChangeSet) -> Result<(), StoreError> {
+        self.records.check(changes)
+    }
+
+    /// Apply `changes` as the next commit without checking its preconditions (the caller has
+    /// checked them against this state). Returns the commit's revision.
+    pub fn apply(&mut self, changes: ChangeSet) -> Revision {
+        let (revision, events) = self.records.apply(changes.writes, changes.events);
+        self.events.extend(events);
         revision
     }
 
@@ -152,5 +277,40 @@ impl StoreState {
     pub fn commit(&mut self, changes: ChangeSet) -> Result<Revision, StoreError> {
         self.check(&changes)?;
         Ok(self.apply(changes))
+    }
+}
+
+impl Serialize for StoreState {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        self.records.out(Some(&self.events)).serialize(serializer)
+    }
+}
+
+impl<'de> Deserialize<'de> for StoreState {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        let (records, events) = RecordsIn::deserialize(deserializer)?.into_parts();
+        Ok(Self { records, events })
+    }
+}
+
+/// Up to `limit` of `log`'s events with id greater than `after` (ids are 1, 2, 3 …).
+pub(super) fn events_after(log: &[Event], after: u64, limit: usize) -> Vec<Event> {
+    // The event with id `after + 1` sits at index `after`.
+    let start = usize::try_from(after).unwrap_or(usize::MAX);
+    log.iter().skip(start).take(limit).cloned().collect()
+}
+
+impl StoreState {
+    /// The records and the event log, taken apart.
+    pub(super) fn into_parts(self) -> (Records, Vec<Event>) {
+        (self.records, self.events)
+    }
+}
+
+impl StoreState {
+    /// Show `records` (the state after the commits that recorded `events`) from now on.
+    pub(super) fn publish(&mut self, records: Records, events: impl IntoIterator<Item = Event>) {
+        self.records = records;
+        self.events.extend(events);
     }
 }

@@ -1,170 +1,117 @@
-//! Compaction: fold the journal into a new snapshot and start an empty journal.
+//! Compaction: write the records as of a closed journal segment to a new snapshot, on a
+//! thread of its own, while commits go on.
 //!
 //! The steps, each leaving a directory that opens with every committed commit:
 //!
-//! 1. write the state to `snapshot.tmp` and sync it (a crash leaves a stray temp file,
+//! 1. write the records to `snapshot.tmp` and sync it (a crash leaves a stray temp file,
 //!    removed on open);
-//! 2. rename it over `snapshot` and sync the directory (a crash leaves a snapshot at
-//!    revision *S* beside the old journal, whose records up to *S* replay skips);
-//! 3. write an empty journal starting after *S* to `journal.tmp` and sync it;
-//! 4. rename it over `journal` and sync the directory.
+//! 2. rename it over `snapshot` and sync the directory (a crash before the directory sync
+//!    leaves either snapshot, both consistent with the journal, which is never cut).
 //!
-//! Open finishes a compaction that stopped after step 2 (it sees a journal that starts
-//! before the snapshot) by running all four steps again.
+//! The journal segments stay: they are the event log, and open replays the records of those
+//! after the snapshot's revision.
 
-use std::fs::File;
-use std::path::Path;
 use std::sync::atomic::Ordering;
+use std::sync::{Arc, PoisonError, TryLockError};
 
-use super::group_commit::{Failure, Leadership};
-use super::{FileStore, io_error, journal, snapshot, sync_dir};
-use crate::store::{Revision, StoreError};
+use tokio::sync::oneshot;
 
-/// Where [`FileStore::compact_with_crash_at`] stops, as if the process died there.
-#[doc(hidden)]
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum CompactionCrash {
-    /// The new snapshot is written and synced under its temporary name.
-    AfterSnapshotTempWritten,
-    /// The new snapshot is in place; the old journal is still there.
-    AfterSnapshotRenamed,
-    /// The new empty journal is written under its temporary name, not yet in place.
-    AfterJournalTempWritten,
-}
+use super::{FileStore, Shared, io_error, snapshot, writer::Job};
+use crate::store::{Records, StoreError};
 
-/// How a compaction stopped short.
-pub(super) struct Interrupted {
-    /// What went wrong.
-    pub(super) error: StoreError,
-    /// The journal was renamed but the rename may not be durable: appending to either file
-    /// could lose commits, so the store must stop taking them.
-    pub(super) must_stop: bool,
-}
-
-impl From<StoreError> for Interrupted {
-    fn from(error: StoreError) -> Self {
-        Self {
-            error,
-            must_stop: false,
+/// Write a snapshot of `records` on a new thread. Without `done` (an automatic compaction)
+/// nothing happens if a snapshot is being written already; with it, the snapshot is
+/// written after that one and `done` answered.
+pub(super) fn start(
+    shared: &Arc<Shared>,
+    records: Records,
+    done: Option<oneshot::Sender<Result<(), StoreError>>>,
+) {
+    let thread_shared = Arc::clone(shared);
+    let spawned = std::thread::Builder::new()
+        .name("toggle-admin-snapshot".to_owned())
+        .spawn(move || {
+            let shared = thread_shared;
+            let guard = match (&done, shared.snapshotting.try_lock()) {
+                (_, Ok(guard)) => guard,
+                (_, Err(TryLockError::Poisoned(poisoned))) => poisoned.into_inner(),
+                (None, Err(TryLockError::WouldBlock)) => return,
+                (Some(_), Err(TryLockError::WouldBlock)) => shared
+                    .snapshotting
+                    .lock()
+                    .unwrap_or_else(PoisonError::into_inner),
+            };
+            let result = write_snapshot(&shared, &records);
+            drop(guard);
+            match &result {
+                Ok(()) => {
+                    shared.stats.compactions.fetch_add(1, Ordering::Relaxed);
+                }
+                Err(error) => tracing::warn!(%error, "compaction failed"),
+            }
+            if let Some(done) = done {
+                let _ = done.send(result);
+            }
+        });
+    match spawned {
+        Ok(handle) => {
+            let mut running = shared
+                .compactions
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner);
+            running.retain(|h| !h.is_finished());
+            running.push(handle);
         }
+        Err(e) => tracing::warn!(error = %e, "could not start a compaction thread"),
     }
 }
 
-fn simulated(step: CompactionCrash) -> Interrupted {
-    Interrupted {
-        error: io_error(
-            "compaction stopped",
-            std::io::Error::other(format!("simulated crash {step:?}")),
-        ),
-        must_stop: true,
-    }
-}
-
-/// Run the four steps for a state at `revision` encoded as `snapshot_bytes`; returns the new
-/// journal, positioned for appending.
-pub(super) fn rewrite(
-    dir: &Path,
-    snapshot_bytes: &[u8],
-    revision: Revision,
-    crash: Option<CompactionCrash>,
-) -> Result<File, Interrupted> {
-    snapshot::write_temp(dir, snapshot_bytes)?;
-    if crash == Some(CompactionCrash::AfterSnapshotTempWritten) {
-        return Err(simulated(CompactionCrash::AfterSnapshotTempWritten));
-    }
-    rename(dir, snapshot::TEMP_NAME, snapshot::FILE_NAME)?;
-    // If this sync fails the rename may or may not survive a crash; either snapshot is
-    // consistent with the journal still in place, which keeps being appended to.
-    sync_dir(dir)?;
-    if crash == Some(CompactionCrash::AfterSnapshotRenamed) {
-        return Err(simulated(CompactionCrash::AfterSnapshotRenamed));
-    }
-    let file = journal::create_temp(dir, revision)?;
-    if crash == Some(CompactionCrash::AfterJournalTempWritten) {
-        return Err(simulated(CompactionCrash::AfterJournalTempWritten));
-    }
-    rename(dir, journal::TEMP_NAME, journal::FILE_NAME)?;
-    sync_dir(dir).map_err(|error| Interrupted {
-        error,
-        must_stop: true,
-    })?;
-    Ok(file)
-}
-
-fn rename(dir: &Path, from: &str, to: &str) -> Result<(), StoreError> {
-    let (from, to) = (dir.join(from), dir.join(to));
-    std::fs::rename(&from, &to).map_err(|e| {
-        io_error(
-            format!("could not rename {} to {}", from.display(), to.display()),
-            e,
-        )
-    })
+/// Steps 1 and 2 of the module's list.
+fn write_snapshot(shared: &Shared, records: &Records) -> Result<(), StoreError> {
+    let bytes = snapshot::encode(records)?;
+    let disk = &shared.disk;
+    let temp = snapshot::TEMP_NAME;
+    disk.remove(temp)
+        .and_then(|()| disk.create(temp, &bytes))
+        .map_err(|e| io_error(format!("could not write {}", disk.describe(temp)), e))?;
+    disk.rename(temp, snapshot::FILE_NAME)
+        .and_then(|()| disk.sync_dir())
+        .map_err(|e| {
+            io_error(
+                format!(
+                    "could not rename {} to {}",
+                    disk.describe(temp),
+                    disk.describe(snapshot::FILE_NAME)
+                ),
+                e,
+            )
+        })
 }
 
 impl FileStore {
-    /// Fold the journal into a new snapshot now and start an empty journal.
+    /// Start a new journal segment and write a snapshot of the records now; returns once the
+    /// snapshot is in place.
     ///
-    /// Waits for commits in flight, and holds new ones back while it runs; it costs a
-    /// write of the whole state. The store also compacts by itself when the journal grows
-    /// past [`FileStoreBuilder::compact_after_bytes`](super::FileStoreBuilder::compact_after_bytes).
+    /// Commits go on meanwhile. The store also does this by itself, in the background,
+    /// when the active segment grows past
+    /// [`FileStoreBuilder::compact_after_bytes`](super::FileStoreBuilder::compact_after_bytes).
     pub async fn compact(&self) -> Result<(), StoreError> {
-        self.compact_at(None).await
-    }
-
-    /// Compact, but stop at `step` as if the process crashed there. The store then takes
-    /// no more commits; drop it and reopen the directory. For crash tests only.
-    #[doc(hidden)]
-    pub async fn compact_with_crash_at(&self, step: CompactionCrash) -> Result<(), StoreError> {
-        self.compact_at(Some(step)).await
-    }
-
-    async fn compact_at(&self, crash: Option<CompactionCrash>) -> Result<(), StoreError> {
-        loop {
-            let mut notified = std::pin::pin!(self.notify.notified());
-            {
-                let mut pipeline = self.pipeline();
-                if let Some(failure) = &pipeline.failure {
-                    return Err(failure.to_error(self));
-                }
-                if !pipeline.busy {
-                    let leadership = Leadership::take(self, &mut pipeline);
-                    drop(pipeline);
-                    let result = self.compact_while_leading(crash);
-                    drop(leadership);
-                    return result;
-                }
-                notified.as_mut().enable();
+        let (done, answer) = oneshot::channel();
+        {
+            let acceptor = self.shared.acceptor();
+            if let Some(failure) = &acceptor.failure {
+                return Err(failure.to_error(&self.shared));
             }
-            notified.await;
-        }
-    }
-
-    /// Compact; the caller holds the [`Leadership`], so no batch is written meanwhile and
-    /// the visible state is exactly the journal's.
-    pub(super) fn compact_while_leading(
-        &self,
-        crash: Option<CompactionCrash>,
-    ) -> Result<(), StoreError> {
-        let (bytes, revision) = {
-            let state = self.read_state();
-            (snapshot::encode(&state)?, state.revision())
-        };
-        match rewrite(&self.dir, &bytes, revision, crash) {
-            Ok(file) => {
-                *self
-                    .journal
-                    .lock()
-                    .unwrap_or_else(std::sync::PoisonError::into_inner) = file;
-                self.pipeline().journal_len = journal::HEADER_LEN;
-                self.stats.compactions.fetch_add(1, Ordering::Relaxed);
-                Ok(())
-            }
-            Err(Interrupted { error, must_stop }) => {
-                if must_stop {
-                    self.pipeline().failure = Some(Failure::from_error(&error));
-                }
-                Err(error)
+            let sent = acceptor
+                .queue
+                .as_ref()
+                .is_some_and(|queue| queue.send(Job::Compact { done }).is_ok());
+            if !sent {
+                return Err(super::Failure::closed().to_error(&self.shared));
             }
         }
+        answer
+            .await
+            .unwrap_or_else(|_| Err(super::Failure::closed().to_error(&self.shared)))
     }
 }

@@ -1,5 +1,11 @@
-//! The journal: a header naming the format and the revision it starts from, then one framed
-//! record per commit, appended in revision order.
+//! The journal: a sequence of segment files, each a header naming the format and the
+//! revision it starts after, then one framed record per commit, appended in revision order.
+//! Only the last segment is appended to; a segment is closed when it grows past the
+//! rotation threshold and never written again. The segments together are the store's whole
+//! history, and so its event log.
+//!
+//! Segment files are named `journal-<base revision, 20 digits>`; a store written by an
+//! earlier version has one segment named `journal`.
 //!
 //! ```text
 //! header  (24 bytes): magic "TGLJRNL\0" | version u32 | base revision u64 | crc32 of the 20 bytes before
@@ -12,17 +18,12 @@
 //! length is detected before it is trusted, and so that recovery can look for intact records
 //! after a damaged one cheaply (see [`read`]).
 
-use std::fs::{File, OpenOptions};
-use std::io::Write as _;
-use std::path::Path;
-
 use super::{TruncatedTail, io_error};
 use crate::store::{ChangeSet, Revision, StoreError};
 
-/// The journal's file name in the store directory.
-pub(super) const FILE_NAME: &str = "journal";
-/// Where a new journal is prepared before it is renamed into place.
-pub(super) const TEMP_NAME: &str = "journal.tmp";
+/// The name of the single journal of stores written by earlier versions.
+pub(super) const LEGACY_NAME: &str = "journal";
+const PREFIX: &str = "journal-";
 const MAGIC: [u8; 8] = *b"TGLJRNL\0";
 /// The journal format this build writes and reads.
 pub(super) const VERSION: u32 = 1;
@@ -54,39 +55,28 @@ pub(super) fn frame(revision: Revision, payload: &[u8]) -> Result<Vec<u8>, Store
     Ok(record)
 }
 
-/// Create a new, empty journal starting after `base` under [`TEMP_NAME`], durable, and
-/// return a handle positioned for appending. The caller renames it over [`FILE_NAME`].
-pub(super) fn create_temp(dir: &Path, base: Revision) -> Result<File, StoreError> {
-    let path = dir.join(TEMP_NAME);
-    let context = || format!("could not create the journal {}", path.display());
-    // A leftover from an interrupted compaction is never needed: the snapshot and the
-    // journal in place hold everything.
-    remove_if_exists(&path)?;
-    let mut file = OpenOptions::new()
-        .write(true)
-        .create_new(true)
-        .open(&path)
-        .map_err(|e| io_error(context(), e))?;
+/// The file name of the segment whose records follow `base`.
+pub(super) fn segment_name(base: Revision) -> String {
+    format!("{PREFIX}{:020}", base.0)
+}
+
+/// Whether `name` is a journal segment (of this version or an earlier one).
+pub(super) fn is_segment(name: &str) -> bool {
+    name == LEGACY_NAME
+        || name
+            .strip_prefix(PREFIX)
+            .is_some_and(|digits| digits.len() == 20 && digits.bytes().all(|b| b.is_ascii_digit()))
+}
+
+/// The header of a segment whose records follow `base`.
+pub(super) fn header(base: Revision) -> Vec<u8> {
     let mut header = Vec::with_capacity(HEADER_LEN as usize);
     header.extend_from_slice(&MAGIC);
     header.extend_from_slice(&VERSION.to_le_bytes());
     header.extend_from_slice(&base.0.to_le_bytes());
     let crc = crc32fast::hash(&header);
     header.extend_from_slice(&crc.to_le_bytes());
-    file.write_all(&header)
-        .and_then(|()| file.sync_all())
-        .map_err(|e| io_error(context(), e))?;
-    Ok(file)
-}
-
-/// Remove `path` if it is there.
-pub(super) fn remove_if_exists(path: &Path) -> Result<(), StoreError> {
-    match std::fs::remove_file(path) {
-        Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
-            Err(io_error(format!("could not remove {}", path.display()), e))
-        }
-        _ => Ok(()),
-    }
+    header
 }
 
 /// What [`read`] found in a journal.
@@ -110,9 +100,9 @@ pub(super) struct Contents {
 /// in the middle leaves intact records after it. So the first damaged record is searched
 /// past for any intact record; finding one makes the journal corrupt at the damaged
 /// record's offset, finding none makes everything from that offset a torn tail.
-pub(super) fn read(bytes: &[u8], file: &Path) -> Result<Contents, StoreError> {
+pub(super) fn read(bytes: &[u8], file: &str) -> Result<Contents, StoreError> {
     let corrupt = |offset: u64, reason: String| StoreError::Corrupt {
-        file: file.display().to_string(),
+        file: file.to_owned(),
         offset,
         reason,
     };
@@ -123,7 +113,7 @@ pub(super) fn read(bytes: &[u8], file: &Path) -> Result<Contents, StoreError> {
     let version = u32_at(bytes, 8);
     if version != VERSION {
         return Err(StoreError::UnsupportedFormat {
-            file: file.display().to_string(),
+            file: file.to_owned(),
             found: version,
             supported: VERSION,
         });

@@ -5,12 +5,34 @@
 //! | file | what |
 //! |---|---|
 //! | `LOCK` | locked (`flock`) while a store has the directory open |
-//! | `snapshot` | the whole state as of one revision (absent until the first compaction) |
-//! | `journal` | one framed record per commit after the snapshot's revision, appended |
-//! | `*.tmp` | a compaction in progress; removed on open |
+//! | `journal-<revision>` | journal segments: one framed record per commit after that revision, appended; only the last is written to, the others are never rewritten |
+//! | `snapshot` | every record as of one revision (absent until the first compaction) |
+//! | `*.tmp` | a snapshot being written; removed on open |
 //!
 //! The formats are described in the `journal` and `snapshot` modules' sources; both files
 //! start with magic bytes and a format version.
+//!
+//! # Design notes
+//!
+//! * **Decided in order, against the accepted state.** A commit's preconditions are checked
+//!   under one short lock against the *accepted* records (every commit that passed its
+//!   check, durable or not); it then takes the next revision, its records become the
+//!   accepted ones, and it is queued for the writer. Commits on the same records therefore
+//!   never fight: each is decided after the one before it, without waiting for the disk, and
+//!   [`Store::decision_view`] lets the facade decide on the accepted state too.
+//! * **Group commit on a writer thread.** One dedicated thread (never an async runtime
+//!   thread) takes everything queued, appends it with one write, syncs once, then makes the
+//!   batch visible to readers and answers every commit of it. Revisions are queued in order,
+//!   so the journal and durability follow revision order, and a commit decided on an
+//!   accepted one can never be durable before it.
+//! * **Readers see durable state only**: [`Store::get`], [`Store::list`] and
+//!   [`Store::view`] read the records as of the last synced batch; a view is a clone of
+//!   persistent maps, so it never waits for writers and never holds them up.
+//! * **Compaction off the commit path.** When the active segment passes the threshold the
+//!   writer starts a new segment (one extra sync) and hands the records as of the closed one
+//!   to a background thread, which writes the snapshot (temp file, sync, rename, sync
+//!   directory). Segments are never rewritten: they hold the event log, so a snapshot holds
+//!   only the current records and its size does not grow with history.
 //!
 //! # Durability
 //!
@@ -21,52 +43,62 @@
 //! never corrupt the store. A crash of the process alone loses nothing either way.
 
 mod compaction;
-mod group_commit;
+mod disk;
 mod journal;
+mod open;
+#[cfg(test)]
+mod sim;
 mod snapshot;
+#[cfg(test)]
+mod tests;
+mod writer;
 
 use std::fmt;
 use std::fs::{File, OpenOptions, TryLockError};
-use std::io::{Seek as _, SeekFrom};
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::{Mutex, PoisonError, RwLock, RwLockReadGuard, RwLockWriteGuard};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, PoisonError, RwLock, RwLockReadGuard, mpsc};
+use std::thread::JoinHandle;
 
 use async_trait::async_trait;
-use tokio::sync::Notify;
 
-#[doc(hidden)]
-pub use compaction::CompactionCrash;
-use group_commit::Pipeline;
+use disk::{Disk, OsDisk};
+use writer::{Failure, Job};
 
 use super::{
-    ChangeSet, Collection, Event, Key, Listing, Revision, Store, StoreError, StoreState, Versioned,
+    Accepted, ChangeSet, Collection, Event, Key, Listing, ReadView, Records, RecordsView, Revision,
+    Store, StoreError, StoreState, Versioned,
 };
 
 const LOCK_FILE: &str = "LOCK";
 const DEFAULT_COMPACT_AFTER_BYTES: u64 = 64 * 1024 * 1024;
 
-/// A store that keeps its state in memory and its history in a directory: a snapshot plus
-/// an append-only journal, replayed on open.
+/// A store that keeps its state in memory and its history in a directory: journal segments
+/// and a snapshot, replayed on open.
 ///
-/// * **Reads** are served from memory and never touch the disk.
-/// * **Commits** append one checksummed record each (no rewrite of the state, so a commit
-///   costs the same however much the store holds) and, by default, sync it before
-///   returning. Commits that arrive while a sync is in flight share the next one (group
-///   commit). A commit becomes visible to readers only once it is durable.
+/// * **Reads** are served from memory and never touch the disk; they show durable commits
+///   only. A [`view`](Store::view) is a consistent copy that costs next to nothing.
+/// * **Commits** are decided in order against the accepted state, then appended as one
+///   checksummed record each (no rewrite of the state, so a commit costs the same however
+///   much the store holds) and, by default, synced before they are acknowledged. Commits
+///   that arrive while a sync is in flight share the next one (group commit). The writing
+///   and syncing happen on a dedicated thread, never on the async runtime.
 /// * **Recovery**: [`open`](FileStore::open) replays the journal over the snapshot. A record
-///   torn by a crash mid-append is cut off and reported in [`recovery`](FileStore::recovery);
-///   damage anywhere else fails with [`StoreError::Corrupt`] naming the file and offset.
-/// * **Compaction** folds the journal into a new snapshot when it grows past a threshold,
-///   or on demand ([`compact`](FileStore::compact)), crash-safely (temp file, sync, rename,
-///   sync directory).
+///   torn by a crash mid-append (at the end of the last segment) is cut off and reported in
+///   [`recovery`](FileStore::recovery); damage anywhere else fails with
+///   [`StoreError::Corrupt`] naming the file and offset.
+/// * **Compaction** writes a snapshot of the records in the background when the active
+///   journal segment grows past a threshold, or on demand ([`compact`](FileStore::compact)),
+///   crash-safely (temp file, sync, rename, sync directory). The journal segments are kept:
+///   they are the event log.
 /// * **One process at a time**: the directory is locked while open; a second open fails
 ///   with [`StoreError::Locked`].
 /// * If writing or syncing the journal fails, the commits of that batch fail with
 ///   [`StoreError::Io`], and so does every later commit: after a failed sync the file's
 ///   contents are unknown, so the store must be reopened (which recovers what is there).
 ///
-/// Opening, committing and compacting do blocking file I/O on the calling thread.
+/// Opening replays the journal on the calling thread (blocking file I/O); dropping the store
+/// waits for the writer thread to finish what was queued and for a running compaction.
 ///
 /// ```no_run
 /// # async fn demo() -> Result<(), toggle_admin::store::StoreError> {
@@ -83,19 +115,39 @@ const DEFAULT_COMPACT_AFTER_BYTES: u64 = 64 * 1024 * 1024;
 /// ```
 pub struct FileStore {
     dir: PathBuf,
+    shared: Arc<Shared>,
+    writer: Option<JoinHandle<()>>,
+    recovery: Recovery,
+    /// Held (locked) for the store's lifetime; closing it releases the directory.
+    _lock: Option<File>,
+}
+
+/// What the async side and the writer and compaction threads share.
+struct Shared {
+    disk: Arc<dyn Disk>,
     options: Options,
     /// What readers see: every durable commit, nothing else.
-    state: RwLock<StoreState>,
-    pipeline: Mutex<Pipeline>,
-    /// The append handle; only the leader (see `group_commit`) uses it.
-    journal: Mutex<File>,
-    /// Wakes commits waiting for a batch to be durable or for the lead to be free.
-    notify: Notify,
+    durable: RwLock<StoreState>,
+    /// Where commits are decided.
+    acceptor: Mutex<Acceptor>,
     stats: Counters,
-    recovery: Recovery,
-    fail_next_sync: AtomicBool,
-    /// Held (locked) for the store's lifetime; closing it releases the directory.
-    _lock: File,
+    /// Held while a snapshot is written, so that two never write the same temp file.
+    snapshotting: Mutex<()>,
+    /// Compaction threads to wait for on close.
+    compactions: Mutex<Vec<JoinHandle<()>>>,
+}
+
+/// The accepted state and the queue to the writer, behind one lock: checking, numbering and
+/// queueing a commit happen together, so the queue is in revision order.
+struct Acceptor {
+    /// Every accepted commit applied: what the next commit's preconditions are checked
+    /// against.
+    records: Records,
+    /// Set when a write or sync failed: the journal's contents are then unknown, so the store
+    /// refuses every further commit until it is reopened (and recovery says what survived).
+    failure: Option<Failure>,
+    /// To the writer thread; `None` once the store is closing.
+    queue: Option<mpsc::Sender<Job>>,
 }
 
 #[derive(Debug, Clone, Copy)]
@@ -110,6 +162,9 @@ struct Counters {
     batches: AtomicU64,
     syncs: AtomicU64,
     compactions: AtomicU64,
+    segments: AtomicU64,
+    journal_bytes: AtomicU64,
+    longest_batch_micros: AtomicU64,
 }
 
 /// Options for opening a [`FileStore`]; from [`FileStore::builder`].
@@ -129,8 +184,10 @@ impl FileStoreBuilder {
         self
     }
 
-    /// Compact when the journal grows past this many bytes (default 64 MiB). Compaction
-    /// writes the whole state, so a low threshold trades commit latency for open time.
+    /// Close the active journal segment when it grows past this many bytes (default
+    /// 64 MiB), start a new one, and write a snapshot of the records in the background.
+    /// Commits never wait for the snapshot; a lower threshold means more, smaller segment
+    /// files and quicker opens.
     pub fn compact_after_bytes(mut self, bytes: u64) -> Self {
         self.options.compact_after_bytes = bytes;
         self
@@ -152,8 +209,8 @@ pub struct Recovery {
     pub records_replayed: u64,
     /// The damaged end of the journal that was cut off, if any.
     pub truncated_tail: Option<TruncatedTail>,
-    /// True if open finished a compaction that a crash interrupted.
-    pub finished_compaction: bool,
+    /// How many journal segments were read.
+    pub segments_read: u64,
 }
 
 /// The end of a journal cut off on open: a record a crash left half-written.
@@ -177,15 +234,21 @@ pub struct FileStoreStats {
     pub batches: u64,
     /// Journal syncs; fewer than `commits` when commits shared them.
     pub syncs: u64,
-    /// Compactions completed.
+    /// Compactions (snapshots written) completed.
     pub compactions: u64,
-    /// The journal's current length in bytes.
+    /// The active journal segment's length in bytes.
     pub journal_bytes: u64,
+    /// Journal segments created since open (one per rotation).
+    pub segments_created: u64,
+    /// The longest time one batch took to write and sync: the longest a commit waited
+    /// for the disk beyond its own batch's work.
+    pub longest_batch: std::time::Duration,
 }
 
 impl FileStore {
-    /// Open the store in `dir` with default options (durable, compaction after 64 MiB of
-    /// journal), creating the directory and an empty store if needed.
+    /// Open the store in `dir` with default options (durable, a new journal segment and a
+    /// snapshot after 64 MiB of journal), creating the directory and an empty store if
+    /// needed.
     ///
     /// Fails with [`StoreError::Locked`] if the directory is open elsewhere,
     /// [`StoreError::Corrupt`] if its files are damaged other than by a torn last record,
@@ -217,166 +280,148 @@ impl FileStore {
 
     /// Counters of the work done since open.
     pub fn stats(&self) -> FileStoreStats {
+        let stats = &self.shared.stats;
         FileStoreStats {
-            commits: self.stats.commits.load(Ordering::Relaxed),
-            batches: self.stats.batches.load(Ordering::Relaxed),
-            syncs: self.stats.syncs.load(Ordering::Relaxed),
-            compactions: self.stats.compactions.load(Ordering::Relaxed),
-            journal_bytes: self.pipeline().journal_len,
+            commits: stats.commits.load(Ordering::Relaxed),
+            batches: stats.batches.load(Ordering::Relaxed),
+            syncs: stats.syncs.load(Ordering::Relaxed),
+            compactions: stats.compactions.load(Ordering::Relaxed),
+            journal_bytes: stats.journal_bytes.load(Ordering::Relaxed),
+            segments_created: stats.segments.load(Ordering::Relaxed),
+            longest_batch: std::time::Duration::from_micros(
+                stats.longest_batch_micros.load(Ordering::Relaxed),
+            ),
         }
-    }
-
-    /// Make the next journal sync fail, to test the failure path.
-    #[doc(hidden)]
-    pub fn fail_next_sync(&self) {
-        self.fail_next_sync.store(true, Ordering::Relaxed);
     }
 
     fn open_with(dir: PathBuf, options: Options) -> Result<FileStore, StoreError> {
         std::fs::create_dir_all(&dir)
             .map_err(|e| io_error(format!("could not create {}", dir.display()), e))?;
         let lock = lock_dir(&dir)?;
-        // Leftovers of an interrupted compaction; the files in place hold everything.
-        journal::remove_if_exists(&dir.join(snapshot::TEMP_NAME))?;
-        journal::remove_if_exists(&dir.join(journal::TEMP_NAME))?;
+        let mut store = Self::open_on(Arc::new(OsDisk::new(&dir)), options)?;
+        store.dir = dir;
+        store._lock = Some(lock);
+        Ok(store)
+    }
 
-        let mut state = snapshot::read(&dir)?;
-        let mut recovery = Recovery {
-            snapshot_revision: state.revision(),
-            ..Recovery::default()
-        };
-        let journal_path = dir.join(journal::FILE_NAME);
-        let contents = match std::fs::read(&journal_path) {
-            Ok(bytes) => Some(journal::read(&bytes, &journal_path)?),
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
-            Err(e) => {
-                return Err(io_error(
-                    format!("could not read {}", journal_path.display()),
-                    e,
-                ));
-            }
-        };
-        let (journal, journal_len) = match contents {
-            Some(contents) => {
-                if contents.base > state.revision() {
-                    return Err(StoreError::Corrupt {
-                        file: journal_path.display().to_string(),
-                        offset: 12,
-                        reason: format!(
-                            "the journal starts after {} but the snapshot holds only up to {}",
-                            contents.base,
-                            state.revision()
-                        ),
-                    });
-                }
-                let base = contents.base;
-                replay(&mut state, contents.records, &mut recovery, &journal_path)?;
-                if let Some(tail) = &contents.torn_tail {
-                    tracing::warn!(
-                        file = %journal_path.display(),
-                        offset = tail.offset,
-                        bytes = tail.bytes,
-                        reason = %tail.reason,
-                        "cut off the torn end of the journal"
-                    );
-                }
-                recovery.truncated_tail = contents.torn_tail;
-                if base < recovery.snapshot_revision {
-                    // A compaction stopped after its snapshot was in place: finish it.
-                    recovery.finished_compaction = true;
-                    (finish_compaction(&dir, &state)?, journal::HEADER_LEN)
-                } else {
-                    let file = open_for_append(&journal_path, contents.valid_len)?;
-                    (file, contents.valid_len)
-                }
-            }
-            None if state.revision() == Revision::ABSENT => {
-                let file = journal::create_temp(&dir, Revision::ABSENT)?;
-                let (from, to) = (dir.join(journal::TEMP_NAME), journal_path.clone());
-                std::fs::rename(&from, &to).map_err(|e| {
-                    io_error(format!("could not create {}", journal_path.display()), e)
-                })?;
-                sync_dir(&dir)?;
-                (file, journal::HEADER_LEN)
-            }
-            None => {
-                // Compaction never removes the journal, so someone did; the snapshot is all
-                // there is. Start a journal after it.
-                tracing::warn!(file = %journal_path.display(), "the journal is missing");
-                (finish_compaction(&dir, &state)?, journal::HEADER_LEN)
-            }
-        };
-        let revision = state.revision();
-        Ok(FileStore {
-            dir,
+    /// Open the store on `disk` (the caller holds whatever lock the disk needs).
+    fn open_on(disk: Arc<dyn Disk>, options: Options) -> Result<FileStore, StoreError> {
+        let opened = open::recover(disk.as_ref())?;
+        let (sender, receiver) = mpsc::channel();
+        let stats = Counters::default();
+        stats
+            .journal_bytes
+            .store(opened.active_len, Ordering::Relaxed);
+        let shared = Arc::new(Shared {
+            disk,
             options,
-            state: RwLock::new(state),
-            pipeline: Mutex::new(Pipeline::new(revision, journal_len)),
-            journal: Mutex::new(journal),
-            notify: Notify::new(),
-            stats: Counters::default(),
-            recovery,
-            fail_next_sync: AtomicBool::new(false),
-            _lock: lock,
+            acceptor: Mutex::new(Acceptor {
+                records: opened.state.records().clone(),
+                failure: None,
+                queue: Some(sender),
+            }),
+            durable: RwLock::new(opened.state),
+            stats,
+            snapshotting: Mutex::new(()),
+            compactions: Mutex::new(Vec::new()),
+        });
+        let writer = writer::spawn(
+            Arc::clone(&shared),
+            receiver,
+            opened.active_segment,
+            opened.active_len,
+        )?;
+        Ok(FileStore {
+            dir: PathBuf::new(),
+            shared,
+            writer: Some(writer),
+            recovery: opened.recovery,
+            _lock: None,
         })
     }
 
     fn read_state(&self) -> RwLockReadGuard<'_, StoreState> {
-        self.state.read().unwrap_or_else(PoisonError::into_inner)
+        self.shared.read_state()
     }
 
-    fn write_state(&self) -> RwLockWriteGuard<'_, StoreState> {
-        self.state.write().unwrap_or_else(PoisonError::into_inner)
+    /// Accept `changes`: check, number and queue them; see the module's design notes.
+    fn accept(&self, changes: ChangeSet) -> Result<Accepted, StoreError> {
+        // Encoding is the costly part of accepting; do it outside the lock.
+        let payload = serde_json::to_vec(&changes).map_err(|source| StoreError::Encoding {
+            what: "a change set".to_owned(),
+            source,
+        })?;
+        let (done, answer) = tokio::sync::oneshot::channel();
+        let revision = {
+            let mut acceptor = self.shared.acceptor();
+            if let Some(failure) = &acceptor.failure {
+                return Err(failure.to_error(&self.shared));
+            }
+            acceptor.records.check(&changes)?;
+            let (revision, events) = acceptor.records.apply(changes.writes, changes.events);
+            let job = Job::Commit {
+                revision,
+                payload,
+                records: acceptor.records.clone(),
+                events,
+                done,
+            };
+            let sent = match &acceptor.queue {
+                Some(queue) => queue.send(job).is_ok(),
+                None => false,
+            };
+            if !sent {
+                let failure = Failure::closed();
+                let error = failure.to_error(&self.shared);
+                acceptor.failure = Some(failure);
+                return Err(error);
+            }
+            revision
+        };
+        let shared = Arc::clone(&self.shared);
+        Ok(Accepted::pending(revision, async move {
+            match answer.await {
+                Ok(result) => result,
+                Err(_) => Err(Failure::closed().to_error(&shared)),
+            }
+        }))
     }
 }
 
-/// Apply the journal's records after the snapshot's revision.
-fn replay(
-    state: &mut StoreState,
-    records: Vec<(Revision, ChangeSet)>,
-    recovery: &mut Recovery,
-    journal_path: &Path,
-) -> Result<(), StoreError> {
-    for (revision, changes) in records {
-        // Records up to the snapshot's revision are already in it (a compaction stopped
-        // before it replaced the journal).
-        if revision <= state.revision() {
-            continue;
+impl Shared {
+    fn read_state(&self) -> RwLockReadGuard<'_, StoreState> {
+        self.durable.read().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// The acceptor lock. Nothing panics while holding it in a way that leaves it
+    /// half-updated (a check fails before anything changes), so poisoning is ignored.
+    fn acceptor(&self) -> std::sync::MutexGuard<'_, Acceptor> {
+        self.acceptor.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    fn describe(&self, name: &str) -> String {
+        self.disk.describe(name)
+    }
+}
+
+impl Drop for FileStore {
+    fn drop(&mut self) {
+        // Closing the queue lets the writer finish what is queued and stop.
+        self.shared.acceptor().queue = None;
+        if let Some(writer) = self.writer.take() {
+            let _ = writer.join();
         }
-        if revision != state.revision().next() {
-            return Err(StoreError::Corrupt {
-                file: journal_path.display().to_string(),
-                offset: journal::HEADER_LEN,
-                reason: format!("the journal skips from {} to {revision}", state.revision()),
-            });
+        let running = std::mem::take(
+            &mut *self
+                .shared
+                .compactions
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner),
+        );
+        for compaction in running {
+            let _ = compaction.join();
         }
-        state.apply(changes);
-        recovery.records_replayed += 1;
     }
-    Ok(())
-}
-
-fn finish_compaction(dir: &Path, state: &StoreState) -> Result<File, StoreError> {
-    let bytes = snapshot::encode(state)?;
-    compaction::rewrite(dir, &bytes, state.revision(), None).map_err(|i| i.error)
-}
-
-fn open_for_append(path: &Path, valid_len: u64) -> Result<File, StoreError> {
-    let context = || format!("could not open {} for appending", path.display());
-    let mut file = OpenOptions::new()
-        .write(true)
-        .open(path)
-        .map_err(|e| io_error(context(), e))?;
-    let len = file.metadata().map_err(|e| io_error(context(), e))?.len();
-    if len != valid_len {
-        // Cut the torn tail durably, so new records never follow garbage.
-        file.set_len(valid_len)
-            .and_then(|()| file.sync_all())
-            .map_err(|e| io_error(format!("could not truncate {}", path.display()), e))?;
-    }
-    file.seek(SeekFrom::Start(valid_len))
-        .map_err(|e| io_error(context(), e))?;
-    Ok(file)
 }
 
 fn lock_dir(dir: &Path) -> Result<File, StoreError> {
@@ -399,23 +444,6 @@ fn lock_dir(dir: &Path) -> Result<File, StoreError> {
     }
 }
 
-/// Make renames and creations in `dir` durable.
-fn sync_dir(dir: &Path) -> Result<(), StoreError> {
-    #[cfg(unix)]
-    {
-        File::open(dir)
-            .and_then(|d| d.sync_all())
-            .map_err(|e| io_error(format!("could not sync the directory {}", dir.display()), e))
-    }
-    // Elsewhere a directory cannot be opened to be synced; renames are made durable by the
-    // file system's own journal.
-    #[cfg(not(unix))]
-    {
-        let _ = dir;
-        Ok(())
-    }
-}
-
 fn io_error(context: impl Into<String>, source: std::io::Error) -> StoreError {
     StoreError::Io {
         context: context.into(),
@@ -427,8 +455,8 @@ impl fmt::Debug for FileStore {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("FileStore")
             .field("dir", &self.dir)
-            .field("durable", &self.options.durable)
-            .field("compact_after_bytes", &self.options.compact_after_bytes)
+            .field("durable", &self.shared.options.durable)
+            .field("compact_after_bytes", &self.shared.options.compact_after_bytes)
             .field("revision", &self.read_state().revision())
             .finish_non_exhaustive()
     }
@@ -441,12 +469,13 @@ impl Store for FileStore {
     }
 
     async fn get_many(&self, keys: &[Key]) -> Result<Vec<Option<Versioned>>, StoreError> {
-        let state = self.read_state();
-        Ok(keys.iter().map(|key| state.get(key)).collect())
+        let records = self.read_state().records().clone();
+        Ok(keys.iter().map(|key| records.get(key)).collect())
     }
 
     async fn list(&self, collection: Collection, prefix: &str) -> Result<Listing, StoreError> {
-        Ok(self.read_state().list(collection, prefix))
+        let records = self.read_state().records().clone();
+        Ok(records.list(collection, prefix))
     }
 
     async fn events(&self, after: u64, limit: usize) -> Result<Vec<Event>, StoreError> {
@@ -457,7 +486,21 @@ impl Store for FileStore {
         Ok(self.read_state().revision())
     }
 
+    async fn view(&self) -> Result<Box<dyn ReadView>, StoreError> {
+        let records = self.read_state().records().clone();
+        Ok(Box::new(RecordsView::new(records)))
+    }
+
+    async fn decision_view(&self) -> Result<Box<dyn ReadView>, StoreError> {
+        let records = self.shared.acceptor().records.clone();
+        Ok(Box::new(RecordsView::new(records)))
+    }
+
     async fn commit(&self, changes: ChangeSet) -> Result<Revision, StoreError> {
-        self.commit_changes(changes).await
+        self.accept(changes)?.durable().await
+    }
+
+    async fn submit(&self, changes: ChangeSet) -> Result<Accepted, StoreError> {
+        self.accept(changes)
     }
 }

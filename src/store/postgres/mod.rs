@@ -5,6 +5,7 @@ mod commit;
 mod failure;
 mod migrate;
 mod sql;
+mod view;
 
 use std::fmt;
 use std::str::FromStr;
@@ -22,7 +23,7 @@ use tokio_postgres::{NoTls, Row};
 use self::failure::{backend, connection_lost, plain};
 use self::sql::{Statements, prefix_upper_bound};
 use super::{
-    ChangeSet, Collection, Event, Json, Key, Listing, NewEvent, Revision, Store, StoreError,
+    ChangeSet, Collection, ReadView, Event, Json, Key, Listing, NewEvent, Revision, Store, StoreError,
     Versioned,
 };
 
@@ -253,6 +254,41 @@ fn discard(client: deadpool_postgres::Client) {
     drop(deadpool_postgres::Object::take(client));
 }
 
+/// The records a `get_many` statement found, in the order of the `n` keys asked for.
+fn records_in_order(
+    rows: &[Row],
+    n: usize,
+    what: &str,
+) -> Result<Vec<Option<Versioned>>, StoreError> {
+    let mut found = vec![None; n];
+    for row in rows {
+        let ord: i64 = row.try_get(0).map_err(|e| backend(what, e))?;
+        let slot = usize::try_from(ord - 1)
+            .ok()
+            .and_then(|index| found.get_mut(index))
+            .ok_or_else(|| plain(format!("PostgreSQL: {what}: unexpected position {ord}")))?;
+        *slot = Some(versioned(row, 1, 2, what)?);
+    }
+    Ok(found)
+}
+
+/// The listing a `list_*` statement found.
+fn listing_of(rows: &[Row], what: &str) -> Result<Listing, StoreError> {
+    let mut listing = Listing::default();
+    if let Some(first) = rows.first() {
+        listing.revision = revision_of(first, 0, what)?;
+    }
+    listing.records.reserve(rows.len());
+    for row in rows {
+        // The LEFT JOIN yields one row with a NULL id when nothing matches.
+        let id: Option<String> = row.try_get(1).map_err(|e| backend(what, e))?;
+        if let Some(id) = id {
+            listing.records.push((id, versioned(row, 2, 3, what)?));
+        }
+    }
+    Ok(listing)
+}
+
 fn revision_of(row: &Row, index: usize, what: &str) -> Result<Revision, StoreError> {
     let value: i64 = row.try_get(index).map_err(|e| backend(what, e))?;
     u64::try_from(value)
@@ -319,24 +355,15 @@ impl Store for PostgresStore {
 
     async fn get_many(&self, keys: &[Key]) -> Result<Vec<Option<Versioned>>, StoreError> {
         let what = "reading records";
-        let mut found = vec![None; keys.len()];
         if keys.is_empty() {
-            return Ok(found);
+            return Ok(Vec::new());
         }
         let collections: Vec<&str> = keys.iter().map(|k| k.collection.as_str()).collect();
         let ids: Vec<&str> = keys.iter().map(|k| k.id.as_str()).collect();
         let rows = self
             .query(what, &self.statements.get_many, &[&collections, &ids])
             .await?;
-        for row in &rows {
-            let ord: i64 = row.try_get(0).map_err(|e| backend(what, e))?;
-            let slot = usize::try_from(ord - 1)
-                .ok()
-                .and_then(|index| found.get_mut(index))
-                .ok_or_else(|| plain(format!("PostgreSQL: {what}: unexpected position {ord}")))?;
-            *slot = Some(versioned(row, 1, 2, what)?);
-        }
-        Ok(found)
+        records_in_order(&rows, keys.len(), what)
     }
 
     async fn list(&self, collection: Collection, prefix: &str) -> Result<Listing, StoreError> {
@@ -352,19 +379,18 @@ impl Store for PostgresStore {
                     .await?
             }
         };
-        let mut listing = Listing::default();
-        if let Some(first) = rows.first() {
-            listing.revision = revision_of(first, 0, what)?;
-        }
-        listing.records.reserve(rows.len());
-        for row in &rows {
-            // The LEFT JOIN yields one row with a NULL id when nothing matches.
-            let id: Option<String> = row.try_get(1).map_err(|e| backend(what, e))?;
-            if let Some(id) = id {
-                listing.records.push((id, versioned(row, 2, 3, what)?));
-            }
-        }
-        Ok(listing)
+        listing_of(&rows, what)
+    }
+
+    async fn view(&self) -> Result<Box<dyn ReadView>, StoreError> {
+        let client = self
+            .pool
+            .get()
+            .await
+            .map_err(|e| failure::pool("taking a view", e))?;
+        Ok(Box::new(
+            view::PgView::begin(client, Arc::clone(&self.statements)).await?,
+        ))
     }
 
     async fn events(&self, after: u64, limit: usize) -> Result<Vec<Event>, StoreError> {

@@ -1,0 +1,159 @@
+//! The file operations a [`FileStore`](super::FileStore) needs, behind one small trait, so
+//! that tests can run the store over a simulated disk that forgets what was not synced (see
+//! `sim.rs`) while the real store runs over [`OsDisk`].
+//!
+//! Every name is a file in the store's directory. The operations are the few a crash-safe
+//! layout needs: append and sync one file, create a whole file durably, rename, remove,
+//! and sync the directory so that creations, renames and removals survive a crash.
+
+use std::fmt;
+use std::fs::{File, OpenOptions};
+use std::io::{self, Write as _};
+use std::path::{Path, PathBuf};
+use std::sync::{Mutex, PoisonError};
+
+/// A directory of files, as the store uses it.
+pub(super) trait Disk: fmt::Debug + Send + Sync + 'static {
+    /// The names of the directory's files.
+    fn list(&self) -> io::Result<Vec<String>>;
+    /// The whole contents of `name`, or `None` if there is no such file.
+    fn read(&self, name: &str) -> io::Result<Option<Vec<u8>>>;
+    /// Create `name` (which must not exist) holding `bytes`, and sync it. The name itself is
+    /// durable only after [`sync_dir`](Disk::sync_dir).
+    fn create(&self, name: &str, bytes: &[u8]) -> io::Result<()>;
+    /// Append `bytes` to `name`; durable only after [`sync`](Disk::sync).
+    fn append(&self, name: &str, bytes: &[u8]) -> io::Result<()>;
+    /// Make everything appended to `name` durable.
+    fn sync(&self, name: &str) -> io::Result<()>;
+    /// Cut `name` to `len` bytes, durably.
+    fn truncate(&self, name: &str, len: u64) -> io::Result<()>;
+    /// Rename `from` to `to`, replacing `to`; durable after [`sync_dir`](Disk::sync_dir).
+    fn rename(&self, from: &str, to: &str) -> io::Result<()>;
+    /// Remove `name` if it exists; durable after [`sync_dir`](Disk::sync_dir).
+    fn remove(&self, name: &str) -> io::Result<()>;
+    /// Make the directory's creations, renames and removals durable.
+    fn sync_dir(&self) -> io::Result<()>;
+    /// Where the files are, for messages.
+    fn describe(&self, name: &str) -> String;
+}
+
+/// The operating system's file system: a directory on disk.
+pub(super) struct OsDisk {
+    dir: PathBuf,
+    /// The file appended to last, kept open: appends go to the active journal segment only.
+    appending: Mutex<Option<(String, File)>>,
+}
+
+impl OsDisk {
+    /// The files of `dir`.
+    pub(super) fn new(dir: &Path) -> Self {
+        Self {
+            dir: dir.to_path_buf(),
+            appending: Mutex::new(None),
+        }
+    }
+
+    fn with_append_handle<T>(
+        &self,
+        name: &str,
+        f: impl FnOnce(&mut File) -> io::Result<T>,
+    ) -> io::Result<T> {
+        let mut appending = self.appending.lock().unwrap_or_else(PoisonError::into_inner);
+        if appending.as_ref().is_none_or(|(open, _)| open != name) {
+            let file = OpenOptions::new().append(true).open(self.dir.join(name))?;
+            *appending = Some((name.to_owned(), file));
+        }
+        match appending.as_mut() {
+            Some((_, file)) => f(file),
+            None => Err(io::Error::other("no open file to append to")),
+        }
+    }
+
+    fn forget_handle(&self, name: &str) {
+        let mut appending = self.appending.lock().unwrap_or_else(PoisonError::into_inner);
+        if appending.as_ref().is_some_and(|(open, _)| open == name) {
+            *appending = None;
+        }
+    }
+}
+
+impl fmt::Debug for OsDisk {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("OsDisk").field("dir", &self.dir).finish()
+    }
+}
+
+impl Disk for OsDisk {
+    fn list(&self) -> io::Result<Vec<String>> {
+        let mut names = Vec::new();
+        for entry in std::fs::read_dir(&self.dir)? {
+            if let Some(name) = entry?.file_name().to_str() {
+                names.push(name.to_owned());
+            }
+        }
+        Ok(names)
+    }
+
+    fn read(&self, name: &str) -> io::Result<Option<Vec<u8>>> {
+        match std::fs::read(self.dir.join(name)) {
+            Ok(bytes) => Ok(Some(bytes)),
+            Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(None),
+            Err(e) => Err(e),
+        }
+    }
+
+    fn create(&self, name: &str, bytes: &[u8]) -> io::Result<()> {
+        let mut file = OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .open(self.dir.join(name))?;
+        file.write_all(bytes)?;
+        file.sync_all()
+    }
+
+    fn append(&self, name: &str, bytes: &[u8]) -> io::Result<()> {
+        self.with_append_handle(name, |file| file.write_all(bytes))
+    }
+
+    fn sync(&self, name: &str) -> io::Result<()> {
+        self.with_append_handle(name, |file| file.sync_data())
+    }
+
+    fn truncate(&self, name: &str, len: u64) -> io::Result<()> {
+        self.forget_handle(name);
+        let file = OpenOptions::new().write(true).open(self.dir.join(name))?;
+        file.set_len(len)?;
+        file.sync_all()
+    }
+
+    fn rename(&self, from: &str, to: &str) -> io::Result<()> {
+        self.forget_handle(from);
+        self.forget_handle(to);
+        std::fs::rename(self.dir.join(from), self.dir.join(to))
+    }
+
+    fn remove(&self, name: &str) -> io::Result<()> {
+        self.forget_handle(name);
+        match std::fs::remove_file(self.dir.join(name)) {
+            Err(e) if e.kind() != io::ErrorKind::NotFound => Err(e),
+            _ => Ok(()),
+        }
+    }
+
+    fn sync_dir(&self) -> io::Result<()> {
+        #[cfg(unix)]
+        {
+            File::open(&self.dir)?.sync_all()
+        }
+        // Elsewhere a directory cannot be opened to be synced; renames are made durable by
+        // the file system's own journal.
+        #[cfg(not(unix))]
+        {
+            Ok(())
+        }
+    }
+
+    fn describe(&self, name: &str) -> String {
+        self.dir.join(name).display().to_string()
+    }
+}

@@ -1,0 +1,291 @@
+//! The writer thread: group commit.
+//!
+//! Accepted commits arrive in revision order on a channel. The thread takes everything
+//! queued, appends it to the active journal segment with one write, syncs once, makes the
+//! batch visible to readers, and answers every commit of it. While it syncs, new commits
+//! queue up and form the next batch, so one sync serves as many commits as arrive during
+//! the previous one. When the segment grows past the threshold the thread starts a new
+//! segment and hands a snapshot to a compaction thread; it never waits for that snapshot.
+
+use std::sync::atomic::Ordering;
+use std::sync::{Arc, PoisonError, mpsc};
+use std::thread::JoinHandle;
+use std::time::Instant;
+
+use tokio::sync::oneshot;
+
+use super::{Shared, compaction, io_error, journal};
+use crate::store::{Event, Records, Revision, StoreError};
+
+/// The most commits one batch takes, so that one very long queue is not one huge write.
+const MAX_BATCH: usize = 4096;
+
+/// Work for the writer thread.
+pub(super) enum Job {
+    /// An accepted commit to make durable.
+    Commit {
+        revision: Revision,
+        /// The change set as JSON: the journal record's payload.
+        payload: Vec<u8>,
+        /// The accepted records right after this commit.
+        records: Records,
+        /// The commit's events, numbered.
+        events: Vec<Event>,
+        done: oneshot::Sender<Result<(), StoreError>>,
+    },
+    /// Start a new segment and write a snapshot now; answer once the snapshot is in place.
+    Compact {
+        done: oneshot::Sender<Result<(), StoreError>>,
+    },
+}
+
+/// Why a store stopped taking commits.
+#[derive(Debug, Clone)]
+pub(super) struct Failure {
+    kind: std::io::ErrorKind,
+    message: String,
+}
+
+impl Failure {
+    /// A failure described by `error`.
+    pub(super) fn from_error(error: &StoreError) -> Self {
+        let kind = match error {
+            StoreError::Io { source, .. } => source.kind(),
+            _ => std::io::ErrorKind::Other,
+        };
+        Self {
+            kind,
+            message: error.to_string(),
+        }
+    }
+
+    /// The store is closing: the writer is gone.
+    pub(super) fn closed() -> Self {
+        Self {
+            kind: std::io::ErrorKind::BrokenPipe,
+            message: "the store is closing".to_owned(),
+        }
+    }
+
+    pub(super) fn to_error(&self, shared: &Shared) -> StoreError {
+        io_error(
+            format!(
+                "the file store at {} takes no more commits until it is reopened",
+                shared.describe("")
+            ),
+            std::io::Error::new(self.kind, self.message.clone()),
+        )
+    }
+}
+
+/// Start the writer thread, appending to `segment` (now `len` bytes long).
+pub(super) fn spawn(
+    shared: Arc<Shared>,
+    queue: mpsc::Receiver<Job>,
+    segment: String,
+    len: u64,
+) -> Result<JoinHandle<()>, StoreError> {
+    std::thread::Builder::new()
+        .name("toggle-admin-journal".to_owned())
+        .spawn(move || {
+            Writer {
+                shared,
+                segment,
+                len,
+            }
+            .run(queue)
+        })
+        .map_err(|e| io_error("could not start the journal writer thread", e))
+}
+
+struct Writer {
+    shared: Arc<Shared>,
+    /// The active segment's name.
+    segment: String,
+    /// The active segment's length.
+    len: u64,
+}
+
+/// One batch: the framed records and who to answer.
+struct Batch {
+    bytes: Vec<u8>,
+    last: Option<(Revision, Records)>,
+    events: Vec<Event>,
+    waiting: Vec<oneshot::Sender<Result<(), StoreError>>>,
+    compactions: Vec<oneshot::Sender<Result<(), StoreError>>>,
+}
+
+impl Writer {
+    fn run(mut self, queue: mpsc::Receiver<Job>) {
+        while let Ok(first) = queue.recv() {
+            let mut batch = Batch {
+                bytes: Vec::new(),
+                last: None,
+                events: Vec::new(),
+                waiting: Vec::new(),
+                compactions: Vec::new(),
+            };
+            self.add(&mut batch, first);
+            while batch.waiting.len() < MAX_BATCH {
+                match queue.try_recv() {
+                    Ok(job) => self.add(&mut batch, job),
+                    Err(_) => break,
+                }
+            }
+            self.write(batch);
+        }
+    }
+
+    fn add(&self, batch: &mut Batch, job: Job) {
+        match job {
+            Job::Commit {
+                revision,
+                payload,
+                records,
+                events,
+                done,
+            } => {
+                match journal::frame(revision, &payload) {
+                    Ok(record) => batch.bytes.extend_from_slice(&record),
+                    Err(error) => {
+                        // Only a change set over 4 GiB gets here; it was accepted, so later
+                        // commits may depend on it: the store must stop.
+                        self.fail(&error);
+                    }
+                }
+                batch.last = Some((revision, records));
+                batch.events.extend(events);
+                batch.waiting.push(done);
+            }
+            Job::Compact { done } => batch.compactions.push(done),
+        }
+    }
+
+    /// The failure the store is in, if any.
+    fn failure(&self) -> Option<super::Failure> {
+        self.shared.acceptor().failure.clone()
+    }
+
+    fn fail(&self, error: &StoreError) {
+        tracing::error!(%error, "journal write failed; the file store refuses further commits");
+        let mut acceptor = self.shared.acceptor();
+        if acceptor.failure.is_none() {
+            acceptor.failure = Some(Failure::from_error(error));
+        }
+    }
+
+    fn write(&mut self, batch: Batch) {
+        let started = Instant::now();
+        if let Some((revision, records)) = batch.last {
+            let written = match self.failure() {
+                Some(failure) => Err(failure.to_error(&self.shared)),
+                None => self.append(&batch.bytes),
+            };
+            match written {
+                Ok(()) => {
+                    self.shared
+                        .durable
+                        .write()
+                        .unwrap_or_else(PoisonError::into_inner)
+                        .publish(records, batch.events);
+                    let stats = &self.shared.stats;
+                    stats
+                        .commits
+                        .fetch_add(batch.waiting.len() as u64, Ordering::Relaxed);
+                    stats.batches.fetch_add(1, Ordering::Relaxed);
+                    stats
+                        .longest_batch_micros
+                        .fetch_max(elapsed_micros(started), Ordering::Relaxed);
+                    for done in batch.waiting {
+                        let _ = done.send(Ok(()));
+                    }
+                    if self.len > self.shared.options.compact_after_bytes {
+                        self.rotate(revision, None);
+                    }
+                }
+                Err(error) => {
+                    self.fail(&error);
+                    for done in batch.waiting {
+                        let failure = Failure::from_error(&error);
+                        let _ = done.send(Err(failure.to_error(&self.shared)));
+                    }
+                }
+            }
+        }
+        for done in batch.compactions {
+            if let Some(failure) = self.failure() {
+                let _ = done.send(Err(failure.to_error(&self.shared)));
+                continue;
+            }
+            let revision = self.shared.read_state().revision();
+            self.rotate(revision, Some(done));
+        }
+    }
+
+    /// Append `bytes` to the active segment and, if durable, sync it.
+    fn append(&mut self, bytes: &[u8]) -> Result<(), StoreError> {
+        let disk = &self.shared.disk;
+        disk.append(&self.segment, bytes).map_err(|e| {
+            io_error(
+                format!("could not append to {}", disk.describe(&self.segment)),
+                e,
+            )
+        })?;
+        if self.shared.options.durable {
+            disk.sync(&self.segment).map_err(|e| {
+                io_error(format!("could not sync {}", disk.describe(&self.segment)), e)
+            })?;
+            self.shared.stats.syncs.fetch_add(1, Ordering::Relaxed);
+        }
+        self.len += bytes.len() as u64;
+        self.shared
+            .stats
+            .journal_bytes
+            .store(self.len, Ordering::Relaxed);
+        Ok(())
+    }
+
+    /// Close the active segment (whose last commit is `revision`, durable and visible), start
+    /// the next one, and write a snapshot at `revision` in the background: always when asked
+    /// (`done`), otherwise unless one is being written already.
+    fn rotate(&mut self, revision: Revision, done: Option<oneshot::Sender<Result<(), StoreError>>>) {
+        let started = Instant::now();
+        let next = journal::segment_name(revision);
+        let created = if next == self.segment {
+            // Nothing was committed since the last rotation.
+            Ok(())
+        } else {
+            let disk = &self.shared.disk;
+            disk.create(&next, &journal::header(revision))
+                .and_then(|()| disk.sync_dir())
+                .map_err(|e| io_error(format!("could not create {}", disk.describe(&next)), e))
+        };
+        match created {
+            Ok(()) => {
+                if next != self.segment {
+                    self.segment = next;
+                    self.len = journal::HEADER_LEN;
+                    let stats = &self.shared.stats;
+                    stats.segments.fetch_add(1, Ordering::Relaxed);
+                    stats.journal_bytes.store(self.len, Ordering::Relaxed);
+                    stats
+                        .longest_batch_micros
+                        .fetch_max(elapsed_micros(started), Ordering::Relaxed);
+                }
+                let records = self.shared.read_state().records().clone();
+                compaction::start(&self.shared, records, done);
+            }
+            Err(error) => {
+                // The old segment is intact and stays the active one; commits go on there.
+                tracing::warn!(%error, "could not start a new journal segment");
+                if let Some(done) = done {
+                    let _ = done.send(Err(error));
+                }
+            }
+        }
+    }
+}
+
+fn elapsed_micros(since: Instant) -> u64 {
+    u64::try_from(since.elapsed().as_micros()).unwrap_or(u64::MAX)
+}

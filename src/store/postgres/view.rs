@@ -1,0 +1,146 @@
+//! A read view as one `REPEATABLE READ, READ ONLY` transaction: every statement of it reads
+//! the database snapshot its first statement took.
+
+use std::fmt;
+use std::sync::Arc;
+
+use async_trait::async_trait;
+use deadpool_postgres::Client;
+use tokio::sync::Mutex;
+use tokio_postgres::Row;
+use tokio_postgres::types::ToSql;
+
+use super::failure::{backend, plain};
+use super::sql::{Statements, prefix_upper_bound};
+use super::{listing_of, records_in_order, revision_of, versioned};
+use crate::store::{Collection, Key, Listing, ReadView, Revision, StoreError, Versioned};
+
+/// A view holding a pooled connection inside an open read-only transaction; dropping it
+/// ends the transaction (or, without a runtime to do that on, drops the connection).
+pub(super) struct PgView {
+    client: Mutex<Option<Client>>,
+    statements: Arc<Statements>,
+    revision: Revision,
+}
+
+impl PgView {
+    /// Open the transaction on `client` and read the revision it sees.
+    pub(super) async fn begin(
+        client: Client,
+        statements: Arc<Statements>,
+    ) -> Result<Self, StoreError> {
+        let what = "taking a view";
+        client
+            .batch_execute("BEGIN ISOLATION LEVEL REPEATABLE READ, READ ONLY")
+            .await
+            .map_err(|e| backend(what, e))?;
+        let mut view = PgView {
+            client: Mutex::new(Some(client)),
+            statements,
+            revision: Revision::ABSENT,
+        };
+        let rows = view.query(what, &view.statements.revision, &[]).await?;
+        let row = rows
+            .first()
+            .ok_or_else(|| plain(format!("PostgreSQL: {what}: store_meta is empty")))?;
+        view.revision = revision_of(row, 0, what)?;
+        Ok(view)
+    }
+
+    async fn query(
+        &self,
+        what: &str,
+        sql: &str,
+        params: &[&(dyn ToSql + Sync)],
+    ) -> Result<Vec<Row>, StoreError> {
+        let guard = self.client.lock().await;
+        let client = guard
+            .as_ref()
+            .ok_or_else(|| plain(format!("PostgreSQL: {what}: the view is closed")))?;
+        let statement = client
+            .prepare_cached(sql)
+            .await
+            .map_err(|e| backend(what, e))?;
+        client
+            .query(&statement, params)
+            .await
+            .map_err(|e| backend(what, e))
+    }
+}
+
+impl Drop for PgView {
+    fn drop(&mut self) {
+        let Some(client) = self.client.get_mut().take() else {
+            return;
+        };
+        match tokio::runtime::Handle::try_current() {
+            Ok(runtime) => {
+                runtime.spawn(async move {
+                    if client.batch_execute("ROLLBACK").await.is_err() {
+                        drop(deadpool_postgres::Object::take(client));
+                    }
+                });
+            }
+            // A connection left inside a transaction must not go back to the pool.
+            Err(_) => drop(deadpool_postgres::Object::take(client)),
+        }
+    }
+}
+
+impl fmt::Debug for PgView {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("PgView")
+            .field("revision", &self.revision)
+            .finish_non_exhaustive()
+    }
+}
+
+#[async_trait]
+impl ReadView for PgView {
+    fn revision(&self) -> Revision {
+        self.revision
+    }
+
+    async fn get(&self, key: &Key) -> Result<Option<Versioned>, StoreError> {
+        let what = "reading a record";
+        let rows = self
+            .query(
+                what,
+                &self.statements.get,
+                &[&key.collection.as_str(), &key.id],
+            )
+            .await?;
+        rows.first()
+            .map(|row| versioned(row, 0, 1, what))
+            .transpose()
+    }
+
+    async fn get_many(&self, keys: &[Key]) -> Result<Vec<Option<Versioned>>, StoreError> {
+        let what = "reading records";
+        if keys.is_empty() {
+            return Ok(Vec::new());
+        }
+        let collections: Vec<&str> = keys.iter().map(|k| k.collection.as_str()).collect();
+        let ids: Vec<&str> = keys.iter().map(|k| k.id.as_str()).collect();
+        let rows = self
+            .query(what, &self.statements.get_many, &[&collections, &ids])
+            .await?;
+        records_in_order(&rows, keys.len(), what)
+    }
+
+    async fn list(&self, collection: Collection, prefix: &str) -> Result<Listing, StoreError> {
+        let what = "listing records";
+        let name = collection.as_str();
+        let rows = match prefix_upper_bound(prefix) {
+            Some(upper) => {
+                self.query(what, &self.statements.list_range, &[&name, &prefix, &upper])
+                    .await?
+            }
+            None => {
+                self.query(what, &self.statements.list_from, &[&name, &prefix])
+                    .await?
+            }
+        };
+        listing_of(&rows, what)
+    }
+}
