@@ -144,7 +144,6 @@ impl Records {
         }
     }
 }
-}
 
 /// The on-disk shape of [`Records`] (and of a whole [`StoreState`]): collections by name,
 /// empty ones left out.
