@@ -37,10 +37,12 @@ impl ToggleAdmin {
     ) -> Result<Vec<FeatureStrategy>> {
         self.require(caller, &[]).await?;
         let key = feature_environment_key(feature, environment);
-        self.check_feature_environment(project, feature, environment)
+        let reader = self.at_view().await?;
+        reader
+            .check_feature_environment(project, feature, environment)
             .await?;
         let record: FeatureEnvironmentRecord =
-            decode_opt(&key, self.store.get(&key).await?.as_ref())?.unwrap_or_default();
+            decode_opt(&key, reader.store.get(&key).await?.as_ref())?.unwrap_or_default();
         Ok(record.strategies)
     }
 

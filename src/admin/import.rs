@@ -95,7 +95,7 @@ impl ToggleAdmin {
         body: &Value,
     ) -> Result<ImportValidation> {
         self.require(caller, &[]).await?;
-        let read = self.read_for_import(body).await?;
+        let read = self.at_view().await?.read_for_import(body).await?;
         let outcome = plan(body, &read.snapshot, &mut || String::new());
         let missing_permissions = match self.require(caller, &checks(&outcome)).await {
             Ok(_) => Vec::new(),
@@ -127,8 +127,8 @@ impl ToggleAdmin {
     /// context fields and segments the exported features use are included. Strategy ids are
     /// the stored ones (an import gives new ones). Any valid key may export.
     ///
-    /// The document is read as of one store revision: reads are repeated if a commit lands
-    /// between them.
+    /// The document is read from one consistent view of the store (one revision), without
+    /// waiting for writers or retrying when they commit meanwhile.
     pub async fn export(
         &self,
         caller: &Caller,
@@ -137,18 +137,10 @@ impl ToggleAdmin {
         features: &[String],
     ) -> Result<ExportData> {
         self.require(caller, &[]).await?;
-        let mut attempt = 0;
-        loop {
-            attempt += 1;
-            let before = self.store.revision().await?;
-            let data = self.read_export(project, environment, features).await?;
-            if self.store.revision().await? == before {
-                return Ok(data);
-            }
-            if attempt >= super::MAX_ATTEMPTS {
-                return Err(super::contention("export"));
-            }
-        }
+        self.at_view()
+            .await?
+            .read_export(project, environment, features)
+            .await
     }
 
     async fn read_export(

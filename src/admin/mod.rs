@@ -48,6 +48,7 @@ mod segments;
 mod tags;
 mod users;
 mod variants;
+mod views;
 
 use std::sync::Arc;
 
@@ -73,6 +74,8 @@ pub(crate) const MAX_ATTEMPTS: usize = 200;
 #[derive(Debug, Clone)]
 pub struct ToggleAdmin {
     store: Arc<dyn Store>,
+    /// Orders the decisions of writers on the same record (see `views.rs`).
+    locks: Arc<views::DecisionLocks>,
 }
 
 /// One permission check: a permission in an optional project and environment.
@@ -116,14 +119,15 @@ impl<'a> Check<'a> {
 impl ToggleAdmin {
     /// An admin core over `store`.
     pub fn new(store: impl Store) -> Self {
-        Self {
-            store: Arc::new(store),
-        }
+        Self::from_arc(Arc::new(store))
     }
 
     /// An admin core over a store that is already shared.
     pub fn from_arc(store: Arc<dyn Store>) -> Self {
-        Self { store }
+        Self {
+            store,
+            locks: Arc::new(views::DecisionLocks::new()),
+        }
     }
 
     /// The store underneath.

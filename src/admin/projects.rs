@@ -322,14 +322,16 @@ impl ToggleAdmin {
     /// is [`Error::NotFound`] here, as if it did not exist.
     pub async fn feature(&self, caller: &Caller, project: &str, name: &str) -> Result<Feature> {
         self.require(caller, &[]).await?;
+        // The feature and its environments as of one revision.
+        let reader = self.at_view().await?;
         let (pkey, fkey) = (project_key(project), feature_key(name));
-        let [project_record, feature_record] = self.read(&[pkey.clone(), fkey.clone()]).await?;
+        let [project_record, feature_record] = reader.read(&[pkey.clone(), fkey.clone()]).await?;
         let current: Project = decode_opt(&pkey, project_record.as_ref())?
             .ok_or_else(|| project_not_found(project))?;
         let record: FeatureRecord = decode_opt(&fkey, feature_record.as_ref())?
             .filter(|f: &FeatureRecord| f.project == project)
             .ok_or_else(|| feature_not_found(name, project))?;
-        let listing = self
+        let listing = reader
             .store
             .list(Collection::FeatureEnvironments, &format!("{name}{SEP}"))
             .await?;

@@ -188,7 +188,11 @@ impl ToggleAdmin {
         environment: &str,
     ) -> Result<FeatureVariants> {
         self.require(caller, &[]).await?;
-        let target = self.read_target(project, feature, environment).await?;
+        let target = self
+            .at_view()
+            .await?
+            .read_target(project, feature, environment)
+            .await?;
         let stored = target.stored()?;
         Ok(FeatureVariants {
             version: VARIANTS_SCHEMA_VERSION,
@@ -213,8 +217,16 @@ impl ToggleAdmin {
             )],
         )
         .await?;
+        let fe_key = feature_environment_key(feature, environment);
         retrying!("patch_variants", async {
-            let target = self.read_target(project, feature, environment).await?;
+            // Writers of this feature environment decide one after the other, on the latest
+            // accepted state, and wait for durability after letting the next one decide.
+            let turn = self.locks.lock(&fe_key).await;
+            let target = self
+                .at_decision_view()
+                .await?
+                .read_target(project, feature, environment)
+                .await?;
             if target.archived {
                 return Err(Error::invalid_at(
                     "featureName",
@@ -263,7 +275,9 @@ impl ToggleAdmin {
                     Some(pre_data),
                     Some(data),
                 ));
-            self.store.commit(changes).await?;
+            let accepted = self.store.submit(changes).await?;
+            drop(turn);
+            accepted.durable().await?;
             Ok(FeatureVariants {
                 version: VARIANTS_SCHEMA_VERSION,
                 variants,

@@ -135,6 +135,9 @@ struct Shared {
     snapshotting: Mutex<()>,
     /// Compaction threads to wait for on close.
     compactions: Mutex<Vec<JoinHandle<()>>>,
+    /// The last durable revision, and whether the store failed: for commits that wait until
+    /// what they conflicted with is visible.
+    durable_revision: tokio::sync::watch::Sender<(Revision, bool)>,
 }
 
 /// The accepted state and the queue to the writer, behind one lock: checking, numbering and
@@ -307,6 +310,7 @@ impl FileStore {
     /// Open the store on `disk` (the caller holds whatever lock the disk needs).
     fn open_on(disk: Arc<dyn Disk>, options: Options) -> Result<FileStore, StoreError> {
         let opened = open::recover(disk.as_ref())?;
+        let revision = opened.state.revision();
         let (sender, receiver) = mpsc::channel();
         let stats = Counters::default();
         stats
@@ -324,6 +328,7 @@ impl FileStore {
             stats,
             snapshotting: Mutex::new(()),
             compactions: Mutex::new(Vec::new()),
+            durable_revision: tokio::sync::watch::Sender::new((revision, false)),
         });
         let writer = writer::spawn(
             Arc::clone(&shared),
@@ -344,20 +349,41 @@ impl FileStore {
         self.shared.read_state()
     }
 
+    /// Accept `changes`; on a conflict, answer only once the commits it conflicted with are
+    /// visible to reads, so that the caller's re-read sees them instead of spinning on the
+    /// state before them (which also spaces out retries by one batch).
+    async fn submit_changes(&self, changes: ChangeSet) -> Result<Accepted, StoreError> {
+        match self.accept(changes) {
+            Ok(accepted) => Ok(accepted),
+            Err(Refused::Conflict(error, accepted)) => {
+                let mut durable = self.shared.durable_revision.subscribe();
+                // An error here means the store is closing; the conflict stands either way.
+                let _ = durable
+                    .wait_for(|(revision, failed)| *failed || *revision >= accepted)
+                    .await;
+                Err(error)
+            }
+            Err(Refused::Failed(error)) => Err(error),
+        }
+    }
+
     /// Accept `changes`: check, number and queue them; see the module's design notes.
-    fn accept(&self, changes: ChangeSet) -> Result<Accepted, StoreError> {
+    fn accept(&self, changes: ChangeSet) -> Result<Accepted, Refused> {
         // Encoding is the costly part of accepting; do it outside the lock.
         let payload = serde_json::to_vec(&changes).map_err(|source| StoreError::Encoding {
             what: "a change set".to_owned(),
             source,
-        })?;
+        })
+        .map_err(Refused::Failed)?;
         let (done, answer) = tokio::sync::oneshot::channel();
         let revision = {
             let mut acceptor = self.shared.acceptor();
             if let Some(failure) = &acceptor.failure {
-                return Err(failure.to_error(&self.shared));
+                return Err(Refused::Failed(failure.to_error(&self.shared)));
             }
-            acceptor.records.check(&changes)?;
+            if let Err(error) = acceptor.records.check(&changes) {
+                return Err(Refused::Conflict(error, acceptor.records.revision()));
+            }
             let (revision, events) = acceptor.records.apply(changes.writes, changes.events);
             let job = Job::Commit {
                 revision,
@@ -374,7 +400,7 @@ impl FileStore {
                 let failure = Failure::closed();
                 let error = failure.to_error(&self.shared);
                 acceptor.failure = Some(failure);
-                return Err(error);
+                return Err(Refused::Failed(error));
             }
             revision
         };
@@ -386,6 +412,14 @@ impl FileStore {
             }
         }))
     }
+}
+
+/// Why a change set was not accepted.
+enum Refused {
+    /// A precondition failed against the accepted state, whose revision is given.
+    Conflict(StoreError, Revision),
+    /// The store cannot take commits.
+    Failed(StoreError),
 }
 
 impl Shared {
@@ -497,10 +531,10 @@ impl Store for FileStore {
     }
 
     async fn commit(&self, changes: ChangeSet) -> Result<Revision, StoreError> {
-        self.accept(changes)?.durable().await
+        self.submit_changes(changes).await?.durable().await
     }
 
     async fn submit(&self, changes: ChangeSet) -> Result<Accepted, StoreError> {
-        self.accept(changes)
+        self.submit_changes(changes).await
     }
 }

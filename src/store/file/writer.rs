@@ -172,6 +172,10 @@ impl Writer {
         if acceptor.failure.is_none() {
             acceptor.failure = Some(Failure::from_error(error));
         }
+        drop(acceptor);
+        self.shared
+            .durable_revision
+            .send_modify(|durable| durable.1 = true);
     }
 
     fn write(&mut self, batch: Batch) {
@@ -188,6 +192,9 @@ impl Writer {
                         .write()
                         .unwrap_or_else(PoisonError::into_inner)
                         .publish(records, batch.events);
+                    self.shared
+                        .durable_revision
+                        .send_modify(|durable| durable.0 = revision);
                     let stats = &self.shared.stats;
                     stats
                         .commits
