@@ -123,20 +123,26 @@ async fn a_newer_format_is_refused_with_the_file_named() {
         store.compact().await.unwrap();
         put(&store, feature("b"), json!(2)).await;
     }
-    for name in ["journal", "snapshot"] {
+    // The compaction started a second segment after revision 1.
+    for (name, supported) in [
+        (format!("journal-{:020}", 0), 1),
+        (format!("journal-{:020}", 1), 1),
+        ("snapshot".to_owned(), 2),
+    ] {
+        let name = name.as_str();
         let path = dir.path().join(name);
         let original = std::fs::read(&path).unwrap();
         let mut newer = original.clone();
-        newer[8..12].copy_from_slice(&2u32.to_le_bytes());
+        newer[8..12].copy_from_slice(&7u32.to_le_bytes());
         std::fs::write(&path, &newer).unwrap();
         match FileStore::open(dir.path()) {
             Err(StoreError::UnsupportedFormat {
                 file,
                 found,
-                supported,
+                supported: found_supported,
             }) => {
                 assert!(file.ends_with(name), "{file}");
-                assert_eq!((found, supported), (2, 1));
+                assert_eq!((found, found_supported), (7, supported));
             }
             other => panic!("{name}: expected UnsupportedFormat, got {other:?}"),
         }

@@ -120,6 +120,11 @@ impl toggle_admin::Store for BreakableStore {
     ) -> Result<toggle_admin::store::Revision, toggle_admin::store::StoreError> {
         self.inner.revision().await
     }
+    async fn view(
+        &self,
+    ) -> Result<Box<dyn toggle_admin::store::ReadView>, toggle_admin::store::StoreError> {
+        self.inner.view().await
+    }
     async fn commit(
         &self,
         changes: toggle_admin::store::ChangeSet,

@@ -28,8 +28,9 @@ impl TempDir {
         &self.0
     }
 
+    /// The first journal segment (the only one until the store rotates).
     pub fn journal(&self) -> PathBuf {
-        self.0.join("journal")
+        self.0.join(format!("journal-{:020}", 0))
     }
 }
 
