@@ -96,7 +96,7 @@ async fn flipping_a_byte_of_an_earlier_record_fails_open_naming_the_offset() {
             std::fs::write(scratch.journal(), &damaged).unwrap();
             match FileStore::open(scratch.path()) {
                 Err(StoreError::Corrupt { file, offset, .. }) => {
-                    assert!(file.ends_with("journal"), "{file}");
+                    assert!(file.contains("journal-"), "{file}");
                     assert_eq!(offset, start, "flipped byte {at}");
                 }
                 other => panic!("flipped byte {at}: expected Corrupt, got {other:?}"),
