@@ -77,6 +77,9 @@ where
         scenario!(access_records_round_trip);
         scenario!(sequence_hands_out_each_id_once);
         scenario!(conditional_delete_happens_once);
+        scenario!(views_read_one_revision);
+        scenario!(views_stay_consistent_under_writes);
+        scenario!(submit_accepts_then_makes_durable);
     }
 }
 
@@ -566,6 +569,147 @@ pub async fn conditional_delete_happens_once(store: &dyn Store) {
     let events = store.events(0, 100).await.unwrap();
     assert_eq!(events.len(), 1);
     assert_eq!(events[0].event.event_type, "application-deleted");
+}
+
+/// Commit generation `generation`: the same number into a feature `g` and a sequence `g`
+/// (one commit, so every consistent read sees them equal) and into one of `spread` records.
+async fn write_generation(store: &dyn Store, generation: u64, spread: u64) {
+    let mut changes = ChangeSet::new();
+    changes
+        .put(feature("g"), json!(generation))
+        .put(Key::new(Collection::Sequences, "g"), json!(generation))
+        .put(
+            feature(&format!("r{:05}", generation % spread)),
+            json!({ "generation": generation }),
+        )
+        .event(event("generation", generation));
+    store.commit(changes).await.expect("commit a generation");
+}
+
+/// What a view shows, checked for consistency: the two `g` records agree, no record is newer
+/// than the view, and no record holds a generation newer than `g`. Returns `g` and the
+/// feature listing.
+async fn check_view(view: &dyn super::ReadView, spread: u64) -> (u64, super::Listing) {
+    let revision = view.revision();
+    let [g_feature, g_sequence] = <[Option<super::Versioned>; 2]>::try_from(
+        view.get_many(&[feature("g"), Key::new(Collection::Sequences, "g")])
+            .await
+            .unwrap(),
+    )
+    .unwrap();
+    let g_feature = g_feature.expect("g");
+    let g = g_feature.value.to_value().unwrap().as_u64().unwrap();
+    assert_eq!(
+        g_sequence.expect("sequence g").value,
+        json!(g),
+        "two records of one commit disagree in a view"
+    );
+    assert!(g_feature.revision <= revision);
+    let listing = view.list(Collection::Features, "r").await.unwrap();
+    assert_eq!(listing.records.len() as u64, spread);
+    for (id, record) in &listing.records {
+        assert!(
+            record.revision <= revision,
+            "{id} at {} in a view at {revision}",
+            record.revision
+        );
+        let generation = record.value.to_value().unwrap()["generation"]
+            .as_u64()
+            .unwrap();
+        assert!(generation <= g, "{id} holds generation {generation} > {g}");
+    }
+    (g, listing)
+}
+
+/// A view reads thousands of records at one revision: commits made after it was taken do not
+/// show through it, and the same read through it answers the same before and after them.
+pub async fn views_read_one_revision(store: &dyn Store) {
+    const SPREAD: u64 = 2_000;
+    let mut seed = ChangeSet::new();
+    for i in 0..SPREAD {
+        seed.put(feature(&format!("r{i:05}")), json!({ "generation": 0 }));
+    }
+    seed.put(feature("g"), json!(0))
+        .put(Key::new(Collection::Sequences, "g"), json!(0));
+    store.commit(seed).await.unwrap();
+    for generation in 1..=10 {
+        write_generation(store, generation, SPREAD).await;
+    }
+    let before = store.revision().await.unwrap();
+    let view = store.view().await.unwrap();
+    assert!(view.revision() >= before, "a view misses a returned commit");
+    let (g, first) = check_view(view.as_ref(), SPREAD).await;
+    assert_eq!(g, 10);
+    for generation in 11..=60 {
+        write_generation(store, generation, SPREAD).await;
+    }
+    let (g, second) = check_view(view.as_ref(), SPREAD).await;
+    assert_eq!(g, 10, "a later commit shows through a view");
+    assert_eq!(first, second);
+    assert_eq!(
+        view.get(&feature("r00042")).await.unwrap().unwrap().value,
+        json!({ "generation": 0 })
+    );
+    // A new view sees everything.
+    let fresh = store.view().await.unwrap();
+    assert_eq!(check_view(fresh.as_ref(), SPREAD).await.0, 60);
+}
+
+/// One writer commits continuously while readers take views of thousands of records: every
+/// view is consistent (one revision), and views never go back in time.
+pub async fn views_stay_consistent_under_writes(store: &dyn Store) {
+    const SPREAD: u64 = 2_000;
+    const GENERATIONS: u64 = 300;
+    let mut seed = ChangeSet::new();
+    for i in 0..SPREAD {
+        seed.put(feature(&format!("r{i:05}")), json!({ "generation": 0 }));
+    }
+    seed.put(feature("g"), json!(0))
+        .put(Key::new(Collection::Sequences, "g"), json!(0));
+    store.commit(seed).await.unwrap();
+    let writer = async {
+        for generation in 1..=GENERATIONS {
+            write_generation(store, generation, SPREAD).await;
+        }
+    };
+    let reader = async {
+        let mut last = 0;
+        for _ in 0..20 {
+            let view = store.view().await.unwrap();
+            let (g, _) = check_view(view.as_ref(), SPREAD).await;
+            assert!(g >= last, "a view went back from generation {last} to {g}");
+            last = g;
+        }
+    };
+    let writer: std::pin::Pin<Box<dyn Future<Output = ()> + Send + '_>> = Box::pin(writer);
+    let reader: std::pin::Pin<Box<dyn Future<Output = ()> + Send + '_>> = Box::pin(reader);
+    join_all([writer, reader]).await;
+    let view = store.view().await.unwrap();
+    assert_eq!(check_view(view.as_ref(), SPREAD).await.0, GENERATIONS);
+}
+
+/// `submit` checks preconditions as `commit` does, and its `Accepted` resolves to the
+/// commit's revision, visible to reads and views once durable; a decision view taken after
+/// `submit` shows the accepted commit.
+pub async fn submit_accepts_then_makes_durable(store: &dyn Store) {
+    let key = feature("submitted");
+    let mut changes = ChangeSet::new();
+    changes
+        .expect_revision(key.clone(), Revision::ABSENT)
+        .put(key.clone(), json!(1))
+        .event(event("submitted", 1));
+    let accepted = store.submit(changes.clone()).await.unwrap();
+    assert_eq!(accepted.revision(), Revision(1));
+    let deciding = store.decision_view().await.unwrap();
+    assert_eq!(deciding.revision(), Revision(1));
+    assert_eq!(deciding.get(&key).await.unwrap().unwrap().value, json!(1));
+    assert_eq!(accepted.durable().await.unwrap(), Revision(1));
+    assert_eq!(store.get(&key).await.unwrap().unwrap().revision, Revision(1));
+    assert_eq!(store.view().await.unwrap().revision(), Revision(1));
+    // The same change set again: its precondition no longer holds.
+    assert!(store.submit(changes).await.unwrap_err().is_conflict());
+    assert_eq!(store.revision().await.unwrap(), Revision(1));
+    assert_eq!(store.events(0, 10).await.unwrap().len(), 1);
 }
 
 /// Poll every future to completion concurrently (no runtime dependency).
