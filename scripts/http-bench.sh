@@ -1,0 +1,110 @@
+#!/usr/bin/env bash
+# Load test of the `server` example with wrk: the PATCH env-variants request of BENCHMARKS.md,
+# three scenarios (1 connection on one feature, 16 connections on one feature, 16 connections
+# over 16 features) against a MemoryStore, a durable FileStore and, when POSTGRES_URL is set,
+# a PostgresStore, all in one run so the ratios compare like with like. Prints one table.
+#
+#   scripts/http-bench.sh                 # 10 s per scenario, 1 run
+#   SECONDS_EACH=10 RUNS=3 scripts/http-bench.sh
+#   POSTGRES_URL=postgres://postgres@127.0.0.1:5432/test scripts/http-bench.sh
+#
+# Needs wrk (apt-get install wrk) and curl. Never run by CI: timings belong here, not in tests.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+SECONDS_EACH=${SECONDS_EACH:-10}
+RUNS=${RUNS:-1}
+KEY=bench-admin-key-0123456789abcdef0123456789abcdef
+command -v wrk >/dev/null || { echo "wrk is missing: apt-get install wrk" >&2; exit 1; }
+
+features=http
+[ -n "${POSTGRES_URL:-}" ] && features=http,postgres
+cargo build --quiet --release --features "$features" --example server
+BIN=target/release/examples/server
+work=$(mktemp -d)
+server_pid=
+cleanup() { [ -n "$server_pid" ] && kill "$server_pid" 2>/dev/null || true; wait 2>/dev/null || true; rm -rf "$work"; }
+trap cleanup EXIT
+
+free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
+
+start_server() { # args: store arguments
+    port=$(free_port)
+    BASE="http://127.0.0.1:$port"
+    RUST_LOG=warn TOGGLE_ADMIN_BOOTSTRAP_KEY=$KEY "$BIN" "$@" --addr "127.0.0.1:$port" >"$work/server.log" 2>&1 &
+    server_pid=$!
+    for _ in $(seq 1 100); do
+        curl -sf -o /dev/null -H "Authorization: $KEY" "$BASE/api/admin/projects/default" && return 0
+        sleep 0.1
+    done
+    echo "the server did not start:" >&2; cat "$work/server.log" >&2; exit 1
+}
+
+stop_server() { kill "$server_pid"; wait "$server_pid" 2>/dev/null || true; server_pid=; }
+
+seed() { # 16 features with two variants each in `development`
+    for i in $(seq 0 15); do
+        curl -sf -o /dev/null -X POST "$BASE/api/admin/projects/default/features" \
+            -H "Authorization: $KEY" -H 'Content-Type: application/json' -d "{\"name\":\"bench$i\"}"
+        curl -sf -o /dev/null -X PUT "$BASE/api/admin/projects/default/features/bench$i/environments/development/variants" \
+            -H "Authorization: $KEY" -H 'Content-Type: application/json' \
+            -d '[{"name":"a","weight":500,"weightType":"variable","stickiness":"default"},{"name":"b","weight":500,"weightType":"variable","stickiness":"default"}]'
+    done
+}
+
+cat > "$work/patch.lua" <<LUA
+local features = tonumber(os.getenv("BENCH_FEATURES") or "1")
+local n = 0
+wrk.method = "PATCH"
+wrk.headers["Authorization"] = "$KEY"
+wrk.headers["Content-Type"] = "application/json"
+wrk.body = '[{"op":"replace","path":"/0/stickiness","value":"userId"},{"op":"add","path":"/1/payload","value":{"type":"string","value":"x"}},{"op":"replace","path":"/1/stickiness","value":"default"}]'
+request = function()
+    n = n + 1
+    local path = "/api/admin/projects/default/features/bench" .. (n % features) .. "/environments/development/variants"
+    return wrk.format(nil, path)
+end
+LUA
+
+scenario() { # connections features → "req/s p50 p99 max errors"
+    local out
+    out=$(BENCH_FEATURES=$2 wrk -t"$(( $1 < 2 ? 1 : 2 ))" -c"$1" -d"${SECONDS_EACH}s" --latency -s "$work/patch.lua" "$BASE" 2>&1)
+    local rps p50 p99 max errors
+    rps=$(awk '/Requests\/sec/ {print $2}' <<<"$out")
+    p50=$(awk '$1=="50%" {print $2}' <<<"$out")
+    p99=$(awk '$1=="99%" {print $2}' <<<"$out")
+    max=$(awk '$1=="Latency" {print $4}' <<<"$out")
+    errors=$(awk '/Non-2xx/ {print $5}' <<<"$out")
+    echo "$rps $p50 $p99 $max ${errors:-0}"
+}
+
+stores=("memory" "file")
+[ -n "${POSTGRES_URL:-}" ] && stores+=("postgres")
+echo "| store | scenario | run | req/s | p50 | p99 | max | non-2xx |"
+echo "|---|---|---|---|---|---|---|---|"
+for run in $(seq 1 "$RUNS"); do
+    for store in "${stores[@]}"; do
+        case $store in
+            memory) start_server --memory ;;
+            file) rm -rf "$work/data"; start_server --data "$work/data" ;;
+            postgres)
+                schema="bench_$(date +%s)_$run"
+                start_server --postgres "$POSTGRES_URL" --postgres-schema "$schema" ;;
+        esac
+        seed
+        # One request by hand first: a benchmark of error answers measures nothing.
+        status=$(curl -s -o "$work/answer" -w '%{http_code}' -X PATCH -H "Authorization: $KEY" \
+            -H 'Content-Type: application/json' --data "$(awk -F"'" '/wrk.body/ {print $2}' "$work/patch.lua")" \
+            "$BASE/api/admin/projects/default/features/bench0/environments/development/variants")
+        [ "$status" = 200 ] || { echo "the PATCH answers $status: $(cat "$work/answer")" >&2; exit 1; }
+        for spec in "1 1" "16 1" "16 16"; do
+            set -- $spec
+            read -r rps p50 p99 max errors < <(scenario "$1" "$2")
+            echo "| $store | $1 conn, $2 feature(s) | $run | $rps | $p50 | $p99 | $max | $errors |"
+        done
+        stop_server
+        if [ "$store" = postgres ]; then
+            psql "$POSTGRES_URL" -qc "DROP SCHEMA IF EXISTS $schema CASCADE" >/dev/null 2>&1 || true
+        fi
+    done
+done
