@@ -11,8 +11,10 @@ use toggle_admin::store::FileStore;
 use toggle_admin::{Caller, ToggleAdmin};
 
 fn add(name: &str) -> json_patch::Patch {
-    serde_json::from_value(json!([{"op": "add", "path": "/-", "value": {"name": name, "weight": 0}}]))
-        .unwrap()
+    serde_json::from_value(
+        json!([{"op": "add", "path": "/-", "value": {"name": name, "weight": 0}}]),
+    )
+    .unwrap()
 }
 
 async fn create_features(admin: &ToggleAdmin, caller: &Caller, n: usize) {
@@ -46,7 +48,11 @@ async fn patch_concurrently(own: bool) {
         .map(|t| {
             let (admin, caller) = (admin.clone(), caller.clone());
             tokio::spawn(async move {
-                let feature = if own { format!("g{t:04}") } else { "g0000".to_owned() };
+                let feature = if own {
+                    format!("g{t:04}")
+                } else {
+                    "g0000".to_owned()
+                };
                 let mut acked = Vec::new();
                 for i in 0..EACH {
                     let name = format!("t{t}-v{i}");
@@ -79,7 +85,10 @@ async fn patch_concurrently(own: bool) {
             .collect();
         assert_eq!(names.len(), expected.len(), "{feature}");
         for name in expected {
-            assert!(names.contains(name), "{feature}: acknowledged {name} is missing");
+            assert!(
+                names.contains(name),
+                "{feature}: acknowledged {name} is missing"
+            );
         }
         assert_eq!(stored.variants.iter().map(|v| v.weight).sum::<u32>(), 1000);
     }
@@ -101,7 +110,10 @@ async fn patch_concurrently(own: bool) {
             })
             .collect();
         let expected: Vec<usize> = (1..=lengths.len()).collect();
-        assert_eq!(lengths, expected, "{feature}: events out of step with the data");
+        assert_eq!(
+            lengths, expected,
+            "{feature}: events out of step with the data"
+        );
     }
 }
 
@@ -138,7 +150,13 @@ async fn exports_succeed_while_clients_keep_patching() {
                 while !stop.load(std::sync::atomic::Ordering::Relaxed) {
                     let feature = format!("g{:04}", (t * 7 + n) % FEATURES);
                     admin
-                        .patch_variants(&caller, "p", &feature, "production", &add(&format!("v{n}")))
+                        .patch_variants(
+                            &caller,
+                            "p",
+                            &feature,
+                            "production",
+                            &add(&format!("v{n}")),
+                        )
                         .await
                         .unwrap();
                     n += 1;

@@ -78,7 +78,11 @@ impl Store for ViewStore {
         self.view.list(collection, prefix).await
     }
 
-    async fn events(&self, after: u64, limit: usize) -> std::result::Result<Vec<Event>, StoreError> {
+    async fn events(
+        &self,
+        after: u64,
+        limit: usize,
+    ) -> std::result::Result<Vec<Event>, StoreError> {
         self.store.events(after, limit).await
     }
 

@@ -704,7 +704,10 @@ pub async fn submit_accepts_then_makes_durable(store: &dyn Store) {
     assert_eq!(deciding.revision(), Revision(1));
     assert_eq!(deciding.get(&key).await.unwrap().unwrap().value, json!(1));
     assert_eq!(accepted.durable().await.unwrap(), Revision(1));
-    assert_eq!(store.get(&key).await.unwrap().unwrap().revision, Revision(1));
+    assert_eq!(
+        store.get(&key).await.unwrap().unwrap().revision,
+        Revision(1)
+    );
     assert_eq!(store.view().await.unwrap().revision(), Revision(1));
     // The same change set again: its precondition no longer holds.
     assert!(store.submit(changes).await.unwrap_err().is_conflict());

@@ -58,7 +58,10 @@ impl OsDisk {
         name: &str,
         f: impl FnOnce(&mut File) -> io::Result<T>,
     ) -> io::Result<T> {
-        let mut appending = self.appending.lock().unwrap_or_else(PoisonError::into_inner);
+        let mut appending = self
+            .appending
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner);
         if appending.as_ref().is_none_or(|(open, _)| open != name) {
             let file = OpenOptions::new().append(true).open(self.dir.join(name))?;
             *appending = Some((name.to_owned(), file));
@@ -70,7 +73,10 @@ impl OsDisk {
     }
 
     fn forget_handle(&self, name: &str) {
-        let mut appending = self.appending.lock().unwrap_or_else(PoisonError::into_inner);
+        let mut appending = self
+            .appending
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner);
         if appending.as_ref().is_some_and(|(open, _)| open == name) {
             *appending = None;
         }

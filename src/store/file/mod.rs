@@ -370,11 +370,12 @@ impl FileStore {
     /// Accept `changes`: check, number and queue them; see the module's design notes.
     fn accept(&self, changes: ChangeSet) -> Result<Accepted, Refused> {
         // Encoding is the costly part of accepting; do it outside the lock.
-        let payload = serde_json::to_vec(&changes).map_err(|source| StoreError::Encoding {
-            what: "a change set".to_owned(),
-            source,
-        })
-        .map_err(Refused::Failed)?;
+        let payload = serde_json::to_vec(&changes)
+            .map_err(|source| StoreError::Encoding {
+                what: "a change set".to_owned(),
+                source,
+            })
+            .map_err(Refused::Failed)?;
         let (done, answer) = tokio::sync::oneshot::channel();
         let revision = {
             let mut acceptor = self.shared.acceptor();
@@ -388,7 +389,7 @@ impl FileStore {
             let job = Job::Commit {
                 revision,
                 payload,
-                records: acceptor.records.clone(),
+                records: Box::new(acceptor.records.clone()),
                 events,
                 done,
             };
@@ -490,7 +491,10 @@ impl fmt::Debug for FileStore {
         f.debug_struct("FileStore")
             .field("dir", &self.dir)
             .field("durable", &self.shared.options.durable)
-            .field("compact_after_bytes", &self.shared.options.compact_after_bytes)
+            .field(
+                "compact_after_bytes",
+                &self.shared.options.compact_after_bytes,
+            )
             .field("revision", &self.read_state().revision())
             .finish_non_exhaustive()
     }

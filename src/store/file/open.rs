@@ -43,7 +43,10 @@ pub(super) fn recover(disk: &dyn Disk) -> Result<Opened, StoreError> {
         None => None,
     };
     let mut current = match read(snapshot::FILE_NAME)? {
-        Some(bytes) => Some(snapshot::decode(&bytes, &disk.describe(snapshot::FILE_NAME))?),
+        Some(bytes) => Some(snapshot::decode(
+            &bytes,
+            &disk.describe(snapshot::FILE_NAME),
+        )?),
         None => None,
     };
     if current.as_ref().is_some_and(|s| s.events.is_some()) {
@@ -99,7 +102,9 @@ pub(super) fn recover(disk: &dyn Disk) -> Result<Opened, StoreError> {
         if base > last {
             return Err(corrupt(
                 journal::HEADER_LEN,
-                format!("the segment starts after {base}, but the history before it ends at {last}"),
+                format!(
+                    "the segment starts after {base}, but the history before it ends at {last}"
+                ),
             ));
         }
         let is_last = index + 1 == count;
@@ -124,11 +129,17 @@ pub(super) fn recover(disk: &dyn Disk) -> Result<Opened, StoreError> {
             if revision <= snapshot_revision {
                 // The snapshot holds the writes; the log needs the events.
                 let first = log.len() as u64 + 1;
-                log.extend(changes.events.into_iter().enumerate().map(|(i, event)| Event {
-                    id: first + i as u64,
-                    revision,
-                    event,
-                }));
+                log.extend(
+                    changes
+                        .events
+                        .into_iter()
+                        .enumerate()
+                        .map(|(i, event)| Event {
+                            id: first + i as u64,
+                            revision,
+                            event,
+                        }),
+                );
             } else {
                 let (applied, events) = records.apply(changes.writes, changes.events);
                 debug_assert_eq!(applied, revision);

@@ -138,7 +138,9 @@ impl SimDisk {
             Op::Truncate(name, len) => {
                 let id = *state.live.get(name).ok_or_else(|| missing(name))?;
                 let inode = &mut state.inodes[id];
-                inode.data.truncate(usize::try_from(*len).unwrap_or(usize::MAX));
+                inode
+                    .data
+                    .truncate(usize::try_from(*len).unwrap_or(usize::MAX));
                 inode.synced = inode.data.clone();
             }
             Op::Rename(from, to) => {
@@ -162,7 +164,10 @@ impl Disk for SimDisk {
 
     fn read(&self, name: &str) -> io::Result<Option<Vec<u8>>> {
         let state = self.state();
-        Ok(state.live.get(name).map(|&id| state.inodes[id].data.clone()))
+        Ok(state
+            .live
+            .get(name)
+            .map(|&id| state.inodes[id].data.clone()))
     }
 
     fn create(&self, name: &str, bytes: &[u8]) -> io::Result<()> {

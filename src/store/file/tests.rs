@@ -25,7 +25,10 @@ fn put_with_event(i: u64) -> ChangeSet {
     let mut changes = ChangeSet::new();
     changes
         .expect_revision(key(i), Revision::ABSENT)
-        .put(key(i), json!({ "i": i, "pad": "x".repeat((i % 7 * 40) as usize) }))
+        .put(
+            key(i),
+            json!({ "i": i, "pad": "x".repeat((i % 7 * 40) as usize) }),
+        )
         .event(NewEvent {
             event_type: "put".to_owned(),
             created_by: "sim".to_owned(),
@@ -153,8 +156,16 @@ async fn a_failed_sync_fails_the_commit_and_every_later_one() {
         let crashed = Arc::new(disk.crash_after(disk.ops(), unsynced));
         let store = FileStore::open_on(crashed, options(u64::MAX)).unwrap();
         let revision = store.revision().await.unwrap();
-        assert!(revision >= Revision(1) && revision <= Revision(2), "{revision}");
-        check_crashed(&store, &BTreeMap::from([(1, Revision(1))]), "after a failed sync").await;
+        assert!(
+            revision >= Revision(1) && revision <= Revision(2),
+            "{revision}"
+        );
+        check_crashed(
+            &store,
+            &BTreeMap::from([(1, Revision(1))]),
+            "after a failed sync",
+        )
+        .await;
     }
 }
 

@@ -27,8 +27,8 @@ pub(super) enum Job {
         revision: Revision,
         /// The change set as JSON: the journal record's payload.
         payload: Vec<u8>,
-        /// The accepted records right after this commit.
-        records: Records,
+        /// The accepted records right after this commit (boxed: they are large by value).
+        records: Box<Records>,
         /// The commit's events, numbered.
         events: Vec<Event>,
         done: oneshot::Sender<Result<(), StoreError>>,
@@ -153,7 +153,7 @@ impl Writer {
                         self.fail(&error);
                     }
                 }
-                batch.last = Some((revision, records));
+                batch.last = Some((revision, *records));
                 batch.events.extend(events);
                 batch.waiting.push(done);
             }
@@ -240,7 +240,10 @@ impl Writer {
         })?;
         if self.shared.options.durable {
             disk.sync(&self.segment).map_err(|e| {
-                io_error(format!("could not sync {}", disk.describe(&self.segment)), e)
+                io_error(
+                    format!("could not sync {}", disk.describe(&self.segment)),
+                    e,
+                )
             })?;
             self.shared.stats.syncs.fetch_add(1, Ordering::Relaxed);
         }
@@ -255,7 +258,11 @@ impl Writer {
     /// Close the active segment (whose last commit is `revision`, durable and visible), start
     /// the next one, and write a snapshot at `revision` in the background: always when asked
     /// (`done`), otherwise unless one is being written already.
-    fn rotate(&mut self, revision: Revision, done: Option<oneshot::Sender<Result<(), StoreError>>>) {
+    fn rotate(
+        &mut self,
+        revision: Revision,
+        done: Option<oneshot::Sender<Result<(), StoreError>>>,
+    ) {
         let started = Instant::now();
         let next = journal::segment_name(revision);
         let created = if next == self.segment {

@@ -23,8 +23,8 @@ use tokio_postgres::{NoTls, Row};
 use self::failure::{backend, connection_lost, plain};
 use self::sql::{Statements, prefix_upper_bound};
 use super::{
-    ChangeSet, Collection, ReadView, Event, Json, Key, Listing, NewEvent, Revision, Store, StoreError,
-    Versioned,
+    ChangeSet, Collection, Event, Json, Key, Listing, NewEvent, ReadView, Revision, Store,
+    StoreError, Versioned,
 };
 
 /// How to reach the database and where in it the store lives.
