@@ -222,7 +222,7 @@ async fn delete_application_200_whether_or_not_it_exists() {
     let r = t
         .call(Method::GET, "/api/admin/metrics/applications", None)
         .await;
-    assert_eq!(r.json()["applications"][0]["name"], "billing");
+    assert_eq!(r.json()["applications"][0]["appName"], "billing");
     for _ in 0..2 {
         let r = t
             .call(

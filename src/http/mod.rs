@@ -58,7 +58,7 @@
 //! | DELETE | `/api/admin/user-admin/{id}/tokens/{tokenId}` | | 200, no body |
 //! | GET | `/api/admin/events` | `?project=&feature=&limit=` | 200 `{version, events, totalEvents}`, newest first |
 //! | POST | `/api/admin/features-batch/import` | `{project, environment, data}` | 200, no body |
-//! | POST | `/api/admin/features-batch/validate` | the same | 200 `{errors, warnings, missingPermissions}` (nothing written) |
+//! | POST | `/api/admin/features-batch/validate` | the same | 200 `{errors, warnings, permissions}` of `{message, affectedItems}` (nothing written) |
 //! | POST | `/api/admin/features-batch/export` | `{environment, project?, features?}` | 200 the `data` an import takes |
 //! | GET, POST | `…/features/{featureName}/environments/{environment}/strategies` | POST: strategy | 200 list / 200 strategy |
 //! | PUT, DELETE | `…/environments/{environment}/strategies/{strategyId}` | PUT: strategy | 200 strategy / 200, no body |
