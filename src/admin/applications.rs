@@ -96,8 +96,6 @@ impl ToggleAdmin {
         })
     }
 
-    /// Every registered application with its instances, by name. Any valid key may read
-    /// them.
     /// Check that `caller` may register or delete applications, before a body is read (the
     /// HTTP order of checks: permission before body shape).
     pub(crate) async fn require_application_permission(&self, caller: &Caller) -> Result<()> {
@@ -106,6 +104,8 @@ impl ToggleAdmin {
             .map(drop)
     }
 
+    /// Every registered application with its instances, by name. Any valid key may read
+    /// them.
     pub async fn applications(&self, caller: &Caller) -> Result<Vec<Application>> {
         self.require(caller, &[]).await?;
         let listing = self.store.list(Collection::Applications, "").await?;

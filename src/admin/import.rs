@@ -6,7 +6,6 @@ use chrono::Utc;
 use serde_json::Value;
 
 use super::catalog::tag_type_record;
-use super::projects::{environment_not_found, feature_not_found, project_not_found};
 use super::records::{
     ContextFieldRecord, FeatureDependenciesRecord, FeatureEnvironmentRecord, FeatureRecord,
     FeatureTagsRecord, context_field_key, decode, decode_opt, encode, environment_key,
@@ -118,7 +117,20 @@ impl ToggleAdmin {
             }],
             Err(other) => return Err(other),
         };
-        let (mut errors, warnings) = unleash_findings(body, &read.snapshot);
+        let (mut errors, mut warnings) = unleash_findings(body, &read.snapshot);
+        // The warnings Unleash has no message for (ignored unknown keys, tag types listed
+        // twice, archived parents), one item each; archived features and custom strategies
+        // are already among Unleash's.
+        warnings.extend(items_of(
+            outcome
+                .warnings
+                .into_iter()
+                .filter(|w| {
+                    !w.message.contains(" is archived (in project ")
+                        && !w.message.starts_with("the custom strategy ")
+                })
+                .collect(),
+        ));
         if errors.is_empty()
             && let Err(issues) = outcome.result
         {
