@@ -49,7 +49,7 @@
 //! | GET | `/api/admin/projects/{projectId}` | | 200 project |
 //! | POST | `/api/admin/projects/{projectId}/environments` | `{environment}` | 200, no body |
 //! | GET, POST | `/api/admin/environments` | POST: `{name, type}` | 200 `{version, environments}` / 201 environment |
-//! | POST | `/api/admin/projects/{projectId}/features` | `{name, type?, description?, impressionData?}` | 200 feature |
+//! | POST | `/api/admin/projects/{projectId}/features` | `{name, type?, description?, impressionData?}` | 201 feature |
 //! | GET | `/api/admin/projects/{projectId}/features/{featureName}` | | 200 feature |
 //! | DELETE | `/api/admin/projects/{projectId}/features/{featureName}` | | 202, no body (archived) |
 //! | GET, POST | `/api/admin/api-tokens` | POST: `{tokenName, type: "admin"}` | 200 `{tokens}` / 201 token with `secret` |

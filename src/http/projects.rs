@@ -183,7 +183,7 @@ async fn add_project_environment(
     params(crate::http::openapi::ProjectPath),
     request_body(content = crate::http::openapi::NewFeatureSchema, description = "The feature to create.", content_type = "application/json"),
     responses(
-        (status = 200, description = "The feature created.", body = Feature),
+        (status = 201, description = "The feature created.", body = Feature),
         crate::http::openapi::BodyErrors
     )
     )
@@ -194,7 +194,7 @@ async fn create_feature(
     Params(project): Params<String>,
     JsonBody(feature): JsonBody<NewFeature>,
 ) -> HttpResult<Json<Feature>> {
-    Ok(Json::ok(
+    Ok(Json::created(
         admin.create_feature(&caller, &project, &feature).await?,
     ))
 }
