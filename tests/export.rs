@@ -192,16 +192,27 @@ async fn export_selects_as_unleash_and_leaves_unknown_names_out() {
         .await
         .unwrap();
     let names = |data: &ExportData| {
-        data.features.iter().map(|f| f.name.clone()).collect::<Vec<_>>()
+        data.features
+            .iter()
+            .map(|f| f.name.clone())
+            .collect::<Vec<_>>()
     };
     // An unknown project, or a project without the feature: nothing, not an error.
     for project in ["nope", "other"] {
-        let data = admin.export(&caller, project, "development", &[]).await.unwrap();
+        let data = admin
+            .export(&caller, project, "development", &[])
+            .await
+            .unwrap();
         assert!(data.features.is_empty(), "{project}: {data:?}");
     }
     // An unknown name is left out.
     let data = admin
-        .export(&caller, "default", "development", &["ghost".to_owned(), "a".to_owned()])
+        .export(
+            &caller,
+            "default",
+            "development",
+            &["ghost".to_owned(), "a".to_owned()],
+        )
         .await
         .unwrap();
     assert_eq!(names(&data), ["a"]);
@@ -222,17 +233,34 @@ async fn export_selects_as_unleash_and_leaves_unknown_names_out() {
         environment: "development".into(),
         ..ExportQuery::default()
     };
-    assert_eq!(names(&admin.export_query(&caller, &query).await.unwrap()), ["a"]);
+    assert_eq!(
+        names(&admin.export_query(&caller, &query).await.unwrap()),
+        ["a"]
+    );
     let tagged = ExportQuery {
         tag: Some("simple:nobody-has-this".into()),
         ..query.clone()
     };
-    assert!(admin.export_query(&caller, &tagged).await.unwrap().features.is_empty());
+    assert!(
+        admin
+            .export_query(&caller, &tagged)
+            .await
+            .unwrap()
+            .features
+            .is_empty()
+    );
     let bad = ExportQuery {
         tag: Some("no-colon".into()),
         ..query
     };
-    assert_eq!(admin.export_query(&caller, &bad).await.unwrap_err().status(), 400);
+    assert_eq!(
+        admin
+            .export_query(&caller, &bad)
+            .await
+            .unwrap_err()
+            .status(),
+        400
+    );
 }
 
 /// One generated feature: type, description, enabled, stale, strategies (kind, constraint,

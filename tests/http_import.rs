@@ -235,16 +235,36 @@ async fn export_errors() {
         .call(
             Method::POST,
             EXPORT,
-            Some(&json!({"environment": "production", "features": ["f", "g"], "downloadFile": true})),
+            Some(
+                &json!({"environment": "production", "features": ["f", "g"], "downloadFile": true}),
+            ),
         )
         .await;
     assert_eq!(r.status, StatusCode::OK, "{}", r.text());
     assert_eq!(r.json()["features"].as_array().unwrap().len(), 2);
-    let disposition = r.headers[axum::http::header::CONTENT_DISPOSITION].to_str().unwrap();
-    assert!(disposition.starts_with("attachment; filename=\"export-"), "{disposition}");
+    let disposition = r.headers[axum::http::header::CONTENT_DISPOSITION]
+        .to_str()
+        .unwrap();
+    assert!(
+        disposition.starts_with("attachment; filename=\"export-"),
+        "{disposition}"
+    );
     let r = t
-        .call(Method::POST, EXPORT, Some(&json!({"environment": "production", "features": []})))
+        .call(
+            Method::POST,
+            EXPORT,
+            Some(&json!({"environment": "production", "features": []})),
+        )
         .await;
-    assert_eq!(r.json()["features"].as_array().unwrap().len(), 2, "{}", r.text());
-    assert!(r.headers.get(axum::http::header::CONTENT_DISPOSITION).is_none());
+    assert_eq!(
+        r.json()["features"].as_array().unwrap().len(),
+        2,
+        "{}",
+        r.text()
+    );
+    assert!(
+        r.headers
+            .get(axum::http::header::CONTENT_DISPOSITION)
+            .is_none()
+    );
 }

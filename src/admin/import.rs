@@ -20,7 +20,7 @@ use crate::import::{
     ImportPlan, ImportReport, ImportValidation, Outcome, Snapshot, ValidationItem, build_export,
     items_of, plan, unleash_findings,
 };
-use crate::model::{ExportData, ExportQuery, ExportSelection, ImportBody, Project};
+use crate::model::{ExportData, ExportQuery, ExportSelection, FeatureUser, ImportBody, Project};
 use crate::store::{ChangeSet, Collection, Key, Revision};
 
 /// What an import read: the snapshot for the domain, and the revisions to commit against.
@@ -60,6 +60,7 @@ impl ToggleAdmin {
     /// this differs from Unleash.
     pub async fn import_toggles_json(&self, caller: &Caller, body: &Value) -> Result<ImportReport> {
         self.require(caller, &[]).await?;
+        let user = self.acting_user(caller).await?;
         retrying!("import_toggles", async {
             let read = self.read_for_import(body).await?;
             let outcome = plan(body, &read.snapshot, &mut || {
@@ -71,7 +72,7 @@ impl ToggleAdmin {
                     .into_error()
                     .unwrap_or_else(|| Error::invalid_at("", "the import is not valid"))
             })?;
-            let (changes, report) = change_set(caller, &read, plan)?;
+            let (changes, report) = change_set(caller, &user, &read, plan)?;
             self.store.commit(changes).await?;
             Ok(report)
         })
@@ -95,7 +96,11 @@ impl ToggleAdmin {
         body: &Value,
     ) -> Result<ImportValidation> {
         self.require(caller, &[]).await?;
-        for (member, wanted) in [("project", "a string"), ("environment", "a string"), ("data", "an object")] {
+        for (member, wanted) in [
+            ("project", "a string"),
+            ("environment", "a string"),
+            ("data", "an object"),
+        ] {
             let fine = match member {
                 "data" => body[member].is_object(),
                 _ => body[member].is_string(),
@@ -428,6 +433,7 @@ fn state_of(record: FeatureEnvironmentRecord) -> FeatureEnvironmentState {
 /// ~60,000 events).
 fn change_set(
     caller: &Caller,
+    user: &FeatureUser,
     read: &ImportRead,
     plan: ImportPlan,
 ) -> Result<(ChangeSet, ImportReport)> {
@@ -451,9 +457,18 @@ fn change_set(
         changes.expect_collection(*collection, *revision);
     }
     let now = Utc::now();
+    // The importer becomes a collaborator of every feature the import changes, as in
+    // Unleash.
+    // Removed strategies and tags are not counted: Unleash records no event for them.
+    let changed: BTreeSet<&str> = events
+        .iter()
+        .filter(|e| !matches!(e.event_type, "feature-strategy-remove" | "feature-untagged"))
+        .filter_map(|e| e.feature.as_deref())
+        .collect();
+    let mut written = BTreeSet::new();
     for (name, meta, _) in features {
         let key = feature_key(&name);
-        let record = match read.features.get(&name) {
+        let mut record = match read.features.get(&name) {
             Some(existing) => FeatureRecord {
                 feature_type: meta.feature_type,
                 description: meta.description,
@@ -471,10 +486,27 @@ fn change_set(
                 archived: false,
                 archived_at: None,
                 created_at: now,
+                created_by: Some(user.clone()),
+                collaborators: Vec::new(),
             },
         };
+        if changed.contains(record.name.as_str()) {
+            record.touched_by(user);
+        }
+        written.insert(record.name.clone());
         let value = encode(&key, &record)?;
         changes.put(key, value);
+    }
+    for name in changed.iter().filter(|n| !written.contains(**n)) {
+        if let Some(existing) = read.features.get(*name) {
+            let mut record = existing.clone();
+            record.touched_by(user);
+            if record != *existing {
+                let key = feature_key(name);
+                let value = encode(&key, &record)?;
+                changes.put(key, value);
+            }
+        }
     }
     for (name, state) in feature_environments {
         let key = feature_environment_key(&name, &environment);

@@ -4,15 +4,13 @@ use chrono::Utc;
 use serde::{Deserialize, Serialize};
 
 use super::records::{
-    FeatureDependenciesRecord, FeatureEnvironmentRecord, FeatureRecord, SEP, decode, decode_opt, encode, environment_key,
-    feature_key, project_key, revision_of,
+    FeatureRecord, decode, decode_opt, encode, environment_key, feature_key, project_key,
+    revision_of,
 };
 use super::{Check, ToggleAdmin, event};
 use crate::auth::{Caller, Permission};
 use crate::error::{Error, ErrorDetail, Result};
-use crate::model::{
-    Environment, Feature, FeatureEnvironment, FeatureStrategy, ParentDependency, Project,
-};
+use crate::model::{Environment, Feature, Project};
 use crate::names::name_problem;
 use crate::store::{ChangeSet, Collection, Revision};
 
@@ -242,6 +240,7 @@ impl ToggleAdmin {
         if let Some(problem) = name_problem(&feature.name, 100) {
             return Err(Error::invalid_at("name", problem));
         }
+        let user = self.acting_user(caller).await?;
         retrying!("create_feature", async {
             let pkey = project_key(project);
             let fkey = feature_key(&feature.name);
@@ -301,6 +300,8 @@ impl ToggleAdmin {
                 archived: false,
                 archived_at: None,
                 created_at: Utc::now(),
+                created_by: Some(user.clone()),
+                collaborators: vec![user.clone()],
             };
             changes
                 .expect_revision(pkey.clone(), revision_of(project_record.as_ref()))
@@ -316,59 +317,8 @@ impl ToggleAdmin {
                     Some(encode(&fkey, &record)?),
                 ));
             self.store.commit(changes).await?;
-            Ok(feature_view(&record, &current, &[], None))
+            Ok(super::features::feature_view(&record, &current, &[], None))
         })
-    }
-
-    /// The feature `name` of `project`, with its environments. A feature of another project
-    /// is [`Error::NotFound`] here, as if it did not exist.
-    pub async fn feature(&self, caller: &Caller, project: &str, name: &str) -> Result<Feature> {
-        self.require(caller, &[]).await?;
-        let (pkey, fkey) = (project_key(project), feature_key(name));
-        let [project_record, feature_record] = self.read(&[pkey.clone(), fkey.clone()]).await?;
-        let current: Project = decode_opt(&pkey, project_record.as_ref())?
-            .ok_or_else(|| project_not_found(project))?;
-        let record: FeatureRecord = decode_opt(&fkey, feature_record.as_ref())?
-            .filter(|f: &FeatureRecord| f.project == project)
-            .ok_or_else(|| feature_not_found(name, project))?;
-        if record.archived {
-            // As in Unleash: an archived feature is read from the archive, not here.
-            return Err(feature_not_found(name, project));
-        }
-        let listing = self
-            .store
-            .list(Collection::FeatureEnvironments, &format!("{name}{SEP}"))
-            .await?;
-        let mut environments = Vec::new();
-        for (id, stored) in &listing.records {
-            let env = id.split_once(SEP).map_or(id.as_str(), |(_, env)| env);
-            let fe: FeatureEnvironmentRecord = decode(
-                &crate::store::Key::new(Collection::FeatureEnvironments, id.clone()),
-                &stored.value,
-            )?;
-            environments.push((env.to_owned(), fe));
-        }
-        let (_, catalog) = self
-            .list_decoded::<Environment>(Collection::Environments)
-            .await?;
-        let mut parents = Vec::new();
-        let mut children: Vec<String> = Vec::new();
-        let listing = self.store.list(Collection::FeatureDependencies, "").await?;
-        for (id, stored) in &listing.records {
-            let key = crate::store::Key::new(Collection::FeatureDependencies, id.clone());
-            let record: FeatureDependenciesRecord = decode(&key, &stored.value)?;
-            if id == name {
-                parents = record.parents;
-            } else if record.parents.iter().any(|p| p.feature == name) {
-                children.push(id.clone());
-            }
-        }
-        let links = FeatureLinks {
-            environments: &catalog,
-            parents,
-            children,
-        };
-        Ok(feature_view(&record, &current, &environments, Some(links)))
     }
 
     /// Archive the feature `name` of `project`. Needs `DELETE_FEATURE` in the project.
@@ -421,100 +371,6 @@ impl ToggleAdmin {
         record
             .map(|f| f.project)
             .ok_or_else(|| Error::not_found(format!("There's no feature named \"{name}\".")))
-    }
-}
-
-/// What a feature's wire view shows beyond its own records: the environments' types and
-/// sort orders, its parents and its children.
-pub(crate) struct FeatureLinks<'a> {
-    pub environments: &'a [Environment],
-    pub parents: Vec<ParentDependency>,
-    pub children: Vec<String>,
-}
-
-/// The wire view of a stored feature (Unleash's `featureSchema`): every environment of its
-/// project in the environments' sort order, with its type, its strategies (in their sort
-/// order, every field) and variants, and the default (disabled, nothing configured) where
-/// nothing is stored.
-pub(crate) fn feature_view(
-    record: &FeatureRecord,
-    project: &Project,
-    stored: &[(String, FeatureEnvironmentRecord)],
-    links: Option<FeatureLinks<'_>>,
-) -> Feature {
-    let default = FeatureEnvironmentRecord::default();
-    let catalog: &[Environment] = links.as_ref().map_or(&[], |l| l.environments);
-    let mut environments: Vec<FeatureEnvironment> = project
-        .environments
-        .iter()
-        .enumerate()
-        .map(|(i, env)| {
-            let fe = stored
-                .iter()
-                .find(|(name, _)| name == env)
-                .map_or(&default, |(_, fe)| fe);
-            let known = catalog.iter().find(|e| e.name == *env);
-            let strategies = fe
-                .strategies
-                .iter()
-                .enumerate()
-                .map(|(order, strategy)| FeatureStrategy {
-                    title: Some(strategy.title.clone().flatten()),
-                    disabled: Some(Some(strategy.is_disabled())),
-                    sort_order: Some(
-                        strategy
-                            .sort_order
-                            .unwrap_or_else(|| i64::try_from(order).unwrap_or(i64::MAX)),
-                    ),
-                    feature_name: None,
-                    ..strategy.clone()
-                })
-                .collect();
-            let mut extra = serde_json::Map::new();
-            extra.insert("yes".to_owned(), 0.into());
-            extra.insert("no".to_owned(), 0.into());
-            FeatureEnvironment {
-                name: env.clone(),
-                feature_name: Some(record.name.clone()),
-                environment: Some(env.clone()),
-                environment_type: known.map(|e| e.environment_type.clone()),
-                enabled: fe.enabled,
-                sort_order: known
-                    .and_then(|e| e.sort_order)
-                    .or_else(|| i64::try_from(i).ok()),
-                variant_count: u32::try_from(fe.variants.len()).ok(),
-                strategies: Some(strategies),
-                variants: Some(fe.variants.clone()),
-                last_seen_at: Some(None),
-                has_strategies: Some(!fe.strategies.is_empty()),
-                has_enabled_strategies: Some(fe.strategies.iter().any(|s| !s.is_disabled())),
-                extra,
-            }
-        })
-        .collect();
-    environments.sort_by(|a, b| {
-        (a.sort_order.unwrap_or(i64::MAX), &a.name).cmp(&(b.sort_order.unwrap_or(i64::MAX), &b.name))
-    });
-    let (parents, children) = links.map_or((Vec::new(), Vec::new()), |l| (l.parents, l.children));
-    let mut extra = serde_json::Map::new();
-    extra.insert("links".to_owned(), serde_json::Value::Array(Vec::new()));
-    Feature {
-        name: record.name.clone(),
-        feature_type: Some(record.feature_type.clone()),
-        description: Some(record.description.clone()),
-        archived: Some(record.archived),
-        project: Some(record.project.clone()),
-        stale: Some(record.stale),
-        impression_data: Some(record.impression_data),
-        created_at: Some(Some(record.created_at)),
-        archived_at: record.archived_at.map(Some),
-        last_seen_at: Some(None),
-        environments: Some(environments),
-        variants: Some(Vec::new()),
-        dependencies: Some(parents),
-        children: Some(children),
-        extra,
-        ..Feature::default()
     }
 }
 

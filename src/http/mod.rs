@@ -52,6 +52,7 @@
 //! | POST | `/api/admin/projects/{projectId}/features` | `{name, type?, description?, impressionData?}` | 201 feature |
 //! | GET | `/api/admin/projects/{projectId}/features/{featureName}` | | 200 feature |
 //! | DELETE | `/api/admin/projects/{projectId}/features/{featureName}` | | 202, no body (archived) |
+//! | GET | `/api/admin/archive/features/{projectId}` | | 200 `{version, features}`, the archived features |
 //! | GET, POST | `/api/admin/api-tokens` | POST: `{tokenName, type: "admin"}` | 200 `{tokens}` / 201 token with `secret` |
 //! | DELETE | `/api/admin/api-tokens/{token}` | | 200, no body (by id or by secret) |
 //! | POST | `/api/admin/user-admin/{id}/tokens` | `{description}` | 201 token with `secret` |

@@ -42,6 +42,7 @@ pub(crate) const SECURITY_SCHEME: &str = "apiKey";
         super::projects::create_feature,
         super::projects::read_feature,
         super::projects::archive_feature,
+        super::projects::archived_features,
         super::keys::list,
         super::keys::create_admin_key,
         super::keys::revoke,

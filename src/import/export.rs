@@ -98,14 +98,14 @@ pub(crate) fn build_export(source: ExportSource<'_>) -> ExportData {
             }
         }
         if in_environment {
-        environments.push(FeatureEnvironment {
-            name: name.clone(),
-            feature_name: Some(name.clone()),
-            environment: Some(source.environment.to_owned()),
-            enabled: environment.enabled,
-            variants: Some(environment.variants),
-            ..FeatureEnvironment::default()
-        });
+            environments.push(FeatureEnvironment {
+                name: name.clone(),
+                feature_name: Some(name.clone()),
+                environment: Some(source.environment.to_owned()),
+                enabled: environment.enabled,
+                variants: Some(environment.variants),
+                ..FeatureEnvironment::default()
+            });
         }
         own.sort_by(|a, b| (&a.tag_type, &a.value).cmp(&(&b.tag_type, &b.value)));
         tags.extend(own.into_iter().map(|tag| FeatureTag {

@@ -56,10 +56,10 @@ pub(crate) use check::{is_colour, tag_type_name_problem, tag_value_problem};
 pub(crate) use constraints::check_constraints;
 pub(crate) use dependencies::{dependency_problem, normalise_dependency, upsert};
 pub(crate) use export::{ExportSource, ExportedFeature, build_export};
-pub use validation::ValidationItem;
-pub(crate) use validation::{items_of, unleash_findings};
 pub(crate) use plan::plan;
 pub(crate) use strategy::{StrategyContext, default_strategy, normalise_strategy};
+pub use validation::ValidationItem;
+pub(crate) use validation::{items_of, unleash_findings};
 
 use std::collections::BTreeMap;
 

@@ -141,7 +141,9 @@ pub(crate) fn unleash_findings(
                 message.push_str(&format!(" For example: \"{example}\"."));
             }
             if let Some(description) = &naming.description {
-                message.push_str(&format!(" The pattern is described as follows: \"{description}\""));
+                message.push_str(&format!(
+                    " The pattern is described as follows: \"{description}\""
+                ));
             }
             message.push_str(" The following features do not match the pattern:");
             found(&mut errors, message, misfits);
@@ -177,9 +179,10 @@ pub(crate) fn unleash_findings(
     let missing_segments = names(data, "segments", "name")
         .into_iter()
         .filter(|name| {
-            !snapshot.segments.iter().any(|s| {
-                s.name == *name && s.project.as_deref().is_none_or(|p| p == target)
-            })
+            !snapshot
+                .segments
+                .iter()
+                .any(|s| s.name == *name && s.project.as_deref().is_none_or(|p| p == target))
         })
         .map(str::to_owned);
     found(
@@ -210,7 +213,12 @@ pub(crate) fn unleash_findings(
         distinct(
             strategies
                 .iter()
-                .filter(|s| snapshot.strategy_definitions.get(**s).is_some_and(|d| d.editable))
+                .filter(|s| {
+                    snapshot
+                        .strategy_definitions
+                        .get(**s)
+                        .is_some_and(|d| d.editable)
+                })
                 .map(|s| (*s).to_owned()),
         ),
     );

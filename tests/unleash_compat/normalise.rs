@@ -7,8 +7,7 @@ use serde_json::{Map, Value};
 
 /// Members whose ISO timestamps are replaced by `<timestamp>`.
 fn is_time_member(name: &str) -> bool {
-    name.ends_with("At")
-        || matches!(name, "lastSeen" | "started" | "date" | "seen" | "time")
+    name.ends_with("At") || matches!(name, "lastSeen" | "started" | "date" | "seen" | "time")
 }
 
 /// Unleash's error names mapped to ours.
@@ -76,9 +75,7 @@ fn normalise_in(
             }
         }
         Value::Number(number) => {
-            if in_segments
-                && let Some(name) = number.as_i64().and_then(|n| captured.get(&n))
-            {
+            if in_segments && let Some(name) = number.as_i64().and_then(|n| captured.get(&n)) {
                 *value = Value::String(format!("${{{name}}}"));
             }
         }
@@ -133,9 +130,10 @@ fn contains_at(theirs: &Value, ours: &Value, at: &str, ordered: bool) -> Result<
             }
             let mut used = vec![false; o.len()];
             for (i, tv) in t.iter().enumerate() {
-                let found = o.iter().enumerate().find(|(j, ov)| {
-                    !used[*j] && contains_at(tv, ov, "", false).is_ok()
-                });
+                let found = o
+                    .iter()
+                    .enumerate()
+                    .find(|(j, ov)| !used[*j] && contains_at(tv, ov, "", false).is_ok());
                 match found {
                     Some((j, _)) => used[j] = true,
                     None => {
