@@ -65,7 +65,6 @@ async fn world(admin: ToggleAdmin) -> (Router, Callers) {
                     environment_type: kind.into(),
                     enabled: Some(enabled),
                     sort_order: Some(order),
-                    ..Default::default()
                 },
             )
             .await
@@ -101,7 +100,7 @@ async fn world(admin: ToggleAdmin) -> (Router, Callers) {
         admin.create_project(&root, &project).await.unwrap();
     }
     // Unleash's root Admin user is user 1, `admin`; the personal access token is its.
-    let mut user_key = async |name: &str, role: i64| {
+    let user_key = async |name: &str, role: i64| {
         let user = admin
             .create_user(
                 &root,

@@ -199,7 +199,7 @@ pub(crate) fn unleash_findings(
         .filter_map(|p| p["feature"].as_str())
         .filter(|parent| {
             !in_payload.contains(parent)
-                && !snapshot.features.get(*parent).is_some_and(|f| !f.archived)
+                && snapshot.features.get(*parent).is_none_or(|f| f.archived)
         })
         .map(str::to_owned);
     found(

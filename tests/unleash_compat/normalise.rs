@@ -3,7 +3,7 @@
 
 use std::collections::BTreeMap;
 
-use serde_json::{Map, Value};
+use serde_json::Value;
 
 /// Members whose ISO timestamps are replaced by `<timestamp>`.
 fn is_time_member(name: &str) -> bool {
@@ -166,9 +166,4 @@ pub fn drop_in_list(value: &mut Value, list: &str, member: &str) {
             }
         }
     }
-}
-
-/// An empty object, for bodies that are not objects.
-pub fn empty() -> Value {
-    Value::Object(Map::new())
 }
