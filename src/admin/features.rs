@@ -29,8 +29,12 @@ pub struct ArchivedFeatures {
 }
 
 impl ToggleAdmin {
-    /// The feature `name` of `project`, with its environments. A feature of another project
-    /// is [`Error::NotFound`] here, as if it did not exist.
+    /// The feature `name` of `project` in Unleash's `featureSchema`: its environments (in
+    /// their sort order, with type, strategies in sort order, and variants), parents,
+    /// children, creator and collaborators. An archived feature, or a feature of another
+    /// project, is [`Error::NotFound`](crate::Error::NotFound) here, as if it did not exist
+    /// (Unleash reads archived features from the archive). Collaborators are the users who
+    /// created or imported it, most recent first.
     pub async fn feature(&self, caller: &Caller, project: &str, name: &str) -> Result<Feature> {
         self.require(caller, &[]).await?;
         let (pkey, fkey) = (project_key(project), feature_key(name));
