@@ -72,7 +72,7 @@ impl ToggleAdmin {
                 Some(stored) => merge(stored, application),
             };
             if current.as_ref() == Some(&merged) {
-                return Ok(merged);
+                return Ok(read_form(merged));
             }
             let mut changes = ChangeSet::new();
             changes
@@ -92,7 +92,7 @@ impl ToggleAdmin {
                     Some(encode(&key, &merged)?),
                 ));
             self.store.commit(changes).await?;
-            Ok(merged)
+            Ok(read_form(merged))
         })
     }
 

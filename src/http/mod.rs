@@ -14,30 +14,31 @@
 //!
 //! # Every request
 //!
-//! Checked in this order; the first failure answers, and a failing request changes nothing:
+//! Checked in this order (BEHAVIOUR: authentication → permission → body shape → existence →
+//! validation); the first failure answers, and a failing request changes nothing:
 //!
 //! 1. The `Authorization` header carries the API key, as is (`Authorization: <key>`; a
 //!    `Bearer ` prefix is also accepted). Missing, unknown or revoked → 401
 //!    `AuthenticationRequired`.
-//! 2. A route that takes a body accepts only `Content-Type: application/json` (parameters such
+//! 2. The permission, where the path alone decides it (the variants PATCH and PUT, the
+//!    application registration, project access: a caller without it gets 403
+//!    `NoAccessError` whatever the body). Where it depends on the body (import), it is
+//!    checked with the operation, after the body's shape.
+//! 3. A route that takes a body accepts only `Content-Type: application/json` (parameters such
 //!    as `; charset=utf-8` are fine; the variants PATCH also takes
 //!    `application/json-patch+json`) → otherwise 415 `ContentTypeError`.
-//! 3. A body over the configured limit ([`RouterConfig::body_limit`], 16 MiB by default) →
+//! 4. A body over the configured limit ([`RouterConfig::body_limit`], 16 MiB by default) →
 //!    413 `PayloadTooLarge`.
-//! 4. Malformed JSON, or JSON of the wrong shape (an object where an array belongs, a string
+//! 5. Malformed JSON, or JSON of the wrong shape (an object where an array belongs, a string
 //!    where a number belongs, an unknown field where none is allowed) → 400 `ValidationError`
 //!    whose `details` name the line and column, or the JSON pointer of the offending value.
-//! 5. The operation itself: permission (403 `NoAccessError`), existence (404), validation
-//!    (400), name clashes (409), as documented on [`ToggleAdmin`].
+//! 6. The operation itself: existence (404), validation (400), name clashes (409), as
+//!    documented on [`ToggleAdmin`].
 //!
 //! An unknown path answers 404 `NotFoundError`, a known path with another method 405
 //! `MethodNotAllowedError`. Every error body is `{id, name, message, details?}` with a fresh
 //! UUID `id` ([`ErrorBody`](crate::ErrorBody)); a 500 says only that the store failed, and its
 //! cause goes to the log (`tracing::error!`). No client input causes a 500.
-//!
-//! Unlike Unleash, the body's content type and shape are checked before the permission (a
-//! Viewer who sends malformed JSON gets a 400, not a 403): the facade checks permissions, and
-//! it takes typed input.
 //!
 //! # Routes
 //!
