@@ -377,3 +377,47 @@ proptest! {
         });
     }
 }
+
+#[tokio::test]
+async fn export_by_tag_and_of_archived_names() {
+    let (admin, caller) = setup().await;
+    admin
+        .import_toggles_json(&caller, &body(data_with(&["a", "b", "c"])))
+        .await
+        .unwrap();
+    for name in ["a", "c"] {
+        let tag = toggle_admin::model::Tag {
+            value: "team-x".into(),
+            tag_type: "simple".into(),
+        };
+        admin
+            .add_feature_tag(&caller, "default", name, &tag)
+            .await
+            .unwrap();
+    }
+    admin.archive_feature(&caller, "default", "c").await.unwrap();
+    let query = |tag: Option<&str>, features: &[&str]| ExportQuery {
+        environment: "development".into(),
+        tag: tag.map(str::to_owned),
+        features: features.iter().map(|f| (*f).to_owned()).collect(),
+        project: Some("default".into()),
+        download_file: None,
+    };
+    let names = |data: ExportData| {
+        data.features
+            .into_iter()
+            .map(|f| (f.name, f.archived == Some(true)))
+            .collect::<Vec<_>>()
+    };
+    // A tag selects every feature carrying it, archived ones included, before the names.
+    let data = admin
+        .export_query(&caller, &query(Some("simple:team-x"), &["b"]))
+        .await
+        .unwrap();
+    assert_eq!(names(data), [("a".into(), false), ("c".into(), true)]);
+    // A named archived feature is exported, marked archived; the project's list omits it.
+    let data = admin.export_query(&caller, &query(None, &["c"])).await.unwrap();
+    assert_eq!(names(data), [("c".into(), true)]);
+    let data = admin.export_query(&caller, &query(None, &[])).await.unwrap();
+    assert_eq!(names(data), [("a".into(), false), ("b".into(), false)]);
+}

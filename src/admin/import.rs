@@ -18,7 +18,7 @@ use crate::error::{Error, Result};
 use crate::import::{
     ExistingFeature, ExportSource, ExportedFeature, FeatureEnvironmentState, FeatureMeta,
     ImportPlan, ImportReport, ImportValidation, Outcome, Snapshot, ValidationItem, build_export,
-    items_of, plan, unleash_findings,
+    items_of, permission_display_name, plan, unleash_findings,
 };
 use crate::model::{ExportData, ExportQuery, ExportSelection, FeatureUser, ImportBody, Project};
 use crate::store::{ChangeSet, Collection, Key, Revision};
@@ -118,7 +118,10 @@ impl ToggleAdmin {
             Ok(_) => Vec::new(),
             Err(Error::NoAccess { permissions, .. }) => vec![ValidationItem {
                 message: "We detected you are missing the following permissions:".to_owned(),
-                affected_items: permissions,
+                affected_items: permissions
+                    .iter()
+                    .map(|p| permission_display_name(p))
+                    .collect(),
             }],
             Err(other) => return Err(other),
         };

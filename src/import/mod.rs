@@ -59,7 +59,7 @@ pub(crate) use export::{ExportSource, ExportedFeature, build_export};
 pub(crate) use plan::plan;
 pub(crate) use strategy::{StrategyContext, default_strategy, normalise_strategy};
 pub use validation::ValidationItem;
-pub(crate) use validation::{items_of, unleash_findings};
+pub(crate) use validation::{items_of, permission_display_name, unleash_findings};
 
 use std::collections::BTreeMap;
 
@@ -107,8 +107,8 @@ pub struct ImportValidation {
     /// skipped, existing features that will be overwritten.
     pub warnings: Vec<ValidationItem>,
     /// The permissions the import needs that the caller lacks: one item
-    /// `We detected you are missing the following permissions:` listing them by Unleash
-    /// name, or none.
+    /// `We detected you are missing the following permissions:` listing them by Unleash's
+    /// display names (`Update feature flags`, `Create feature flags`, …), or none.
     pub permissions: Vec<ValidationItem>,
 }
 

@@ -250,6 +250,22 @@ pub(crate) fn unleash_findings(
     (errors, warnings)
 }
 
+/// The name Unleash shows for a permission the dry run finds missing (its display name, as
+/// stored in Unleash's database); other names as they are.
+pub(crate) fn permission_display_name(permission: &str) -> String {
+    match permission {
+        "UPDATE_FEATURE" => "Update feature flags",
+        "CREATE_FEATURE" => "Create feature flags",
+        "CREATE_TAG_TYPE" => "Create tag types",
+        "CREATE_CONTEXT_FIELD" => "Create context fields",
+        "CREATE_FEATURE_STRATEGY" => "Create activation strategies",
+        "DELETE_FEATURE_STRATEGY" => "Delete activation strategies",
+        "UPDATE_FEATURE_ENVIRONMENT_VARIANTS" => "Update variants",
+        other => other,
+    }
+    .to_owned()
+}
+
 /// This crate's problems as items: one per problem, its path the affected item.
 pub(crate) fn items_of(problems: Vec<ErrorDetail>) -> Vec<ValidationItem> {
     problems
