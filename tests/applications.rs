@@ -36,7 +36,18 @@ async fn delete_existing_missing_and_twice() {
         .register_application(&root, &app(json!({"name": "other"})))
         .await
         .unwrap();
-    assert_eq!(admin.application(&root, "billing").await.unwrap(), billing);
+    let read = admin.application(&root, "billing").await.unwrap();
+    assert!(read.created_at.is_some(), "{read:?}");
+    assert_eq!(
+        read.links,
+        Some(toggle_admin::model::ApplicationLinks::of("billing"))
+    );
+    let stored = toggle_admin::model::Application {
+        created_at: None,
+        links: None,
+        ..read
+    };
+    assert_eq!(stored, billing);
 
     admin.delete_application(&root, "billing").await.unwrap();
     admin.delete_application(&root, "billing").await.unwrap();
@@ -57,10 +68,16 @@ async fn delete_existing_missing_and_twice() {
     let deleted = deleted_events(&events);
     assert_eq!(deleted.len(), 1);
     // The event keeps what was deleted, instances included.
-    assert_eq!(
-        deleted[0].event.pre_data,
-        Some(serde_json::to_value(&billing).unwrap().into())
-    );
+    let mut pre_data = deleted[0]
+        .event
+        .pre_data
+        .as_ref()
+        .unwrap()
+        .to_value()
+        .unwrap();
+    assert!(pre_data["createdAt"].is_string(), "{pre_data}");
+    pre_data.as_object_mut().unwrap().remove("createdAt");
+    assert_eq!(pre_data, serde_json::to_value(&billing).unwrap());
     assert_eq!(deleted[0].event.created_by, "test-admin");
 
     // Registering again after the delete starts from scratch.
@@ -152,9 +169,14 @@ async fn registration_merges_fields_and_instances() {
         )
         .await
         .unwrap();
+    let mut merged = serde_json::to_value(&merged).unwrap();
+    let created = merged.as_object_mut().unwrap().remove("createdAt").unwrap();
+    assert!(created.is_string(), "{created}");
     assert_eq!(
-        serde_json::to_value(&merged).unwrap(),
-        json!({"name": "a", "description": "d", "url": "https://a", "instances": [
+        merged,
+        json!({"appName": "a", "description": "d", "url": "https://a", "color": null,
+            "icon": null, "strategies": [], "seenToggles": [],
+            "links": {"self": "/api/applications/a"}, "instances": [
             {"instanceId": "1", "environment": "prod"}, {"instanceId": "2"}
         ]})
     );

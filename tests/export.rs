@@ -6,7 +6,7 @@ mod support;
 use proptest::prelude::*;
 use serde_json::{Value, json};
 use support::*;
-use toggle_admin::model::ExportData;
+use toggle_admin::model::{ExportData, ExportQuery};
 use toggle_admin::{Caller, ToggleAdmin};
 
 /// An export with strategy ids blanked and segment ids replaced by names: what must survive
@@ -185,25 +185,82 @@ async fn only_what_is_used_and_selected() {
 }
 
 #[tokio::test]
-async fn export_not_found() {
+async fn export_selects_as_unleash_and_leaves_unknown_names_out() {
     let (admin, caller) = setup().await;
     admin
         .import_toggles_json(&caller, &body(data_with(&["a"])))
         .await
         .unwrap();
-    for (project, env, features) in [
-        ("nope", "development", vec![]),
-        ("default", "nope", vec![]),
-        ("other", "production", vec![]),
-        ("default", "development", vec!["ghost".to_owned()]),
-        ("other", "development", vec!["a".to_owned()]),
-    ] {
-        let err = admin
-            .export(&caller, project, env, &features)
+    let names = |data: &ExportData| {
+        data.features
+            .iter()
+            .map(|f| f.name.clone())
+            .collect::<Vec<_>>()
+    };
+    // An unknown project, or a project without the feature: nothing, not an error.
+    for project in ["nope", "other"] {
+        let data = admin
+            .export(&caller, project, "development", &[])
             .await
-            .unwrap_err();
-        assert_eq!(err.status(), 404, "{project} {env} {features:?}");
+            .unwrap();
+        assert!(data.features.is_empty(), "{project}: {data:?}");
     }
+    // An unknown name is left out.
+    let data = admin
+        .export(
+            &caller,
+            "default",
+            "development",
+            &["ghost".to_owned(), "a".to_owned()],
+        )
+        .await
+        .unwrap();
+    assert_eq!(names(&data), ["a"]);
+    // Named features take precedence over the project, as in Unleash.
+    let data = admin
+        .export(&caller, "other", "development", &["a".to_owned()])
+        .await
+        .unwrap();
+    assert_eq!(names(&data), ["a"]);
+    assert_eq!(data.features[0].project.as_deref(), Some("default"));
+    // An environment the project lacks: the features, without strategies or environments.
+    let data = admin.export(&caller, "default", "nope", &[]).await.unwrap();
+    assert_eq!(names(&data), ["a"]);
+    assert!(data.feature_strategies.is_empty());
+    assert_eq!(data.feature_environments, Some(vec![]));
+    // No selection at all: every feature; a tag: the features carrying it.
+    let query = ExportQuery {
+        environment: "development".into(),
+        ..ExportQuery::default()
+    };
+    assert_eq!(
+        names(&admin.export_query(&caller, &query).await.unwrap()),
+        ["a"]
+    );
+    let tagged = ExportQuery {
+        tag: Some("simple:nobody-has-this".into()),
+        ..query.clone()
+    };
+    assert!(
+        admin
+            .export_query(&caller, &tagged)
+            .await
+            .unwrap()
+            .features
+            .is_empty()
+    );
+    let bad = ExportQuery {
+        tag: Some("no-colon".into()),
+        ..query
+    };
+    assert_eq!(
+        admin
+            .export_query(&caller, &bad)
+            .await
+            .unwrap_err()
+            .status(),
+        400
+    );
 }
 
 /// One generated feature: type, description, enabled, stale, strategies (kind, constraint,
@@ -319,4 +376,48 @@ proptest! {
             assert_eq!(state(&admin).await, before);
         });
     }
+}
+
+#[tokio::test]
+async fn export_by_tag_and_of_archived_names() {
+    let (admin, caller) = setup().await;
+    admin
+        .import_toggles_json(&caller, &body(data_with(&["a", "b", "c"])))
+        .await
+        .unwrap();
+    for name in ["a", "c"] {
+        let tag = toggle_admin::model::Tag {
+            value: "team-x".into(),
+            tag_type: "simple".into(),
+        };
+        admin
+            .add_feature_tag(&caller, "default", name, &tag)
+            .await
+            .unwrap();
+    }
+    admin.archive_feature(&caller, "default", "c").await.unwrap();
+    let query = |tag: Option<&str>, features: &[&str]| ExportQuery {
+        environment: "development".into(),
+        tag: tag.map(str::to_owned),
+        features: features.iter().map(|f| (*f).to_owned()).collect(),
+        project: Some("default".into()),
+        download_file: None,
+    };
+    let names = |data: ExportData| {
+        data.features
+            .into_iter()
+            .map(|f| (f.name, f.archived == Some(true)))
+            .collect::<Vec<_>>()
+    };
+    // A tag selects every feature carrying it, archived ones included, before the names.
+    let data = admin
+        .export_query(&caller, &query(Some("simple:team-x"), &["b"]))
+        .await
+        .unwrap();
+    assert_eq!(names(data), [("a".into(), false), ("c".into(), true)]);
+    // A named archived feature is exported, marked archived; the project's list omits it.
+    let data = admin.export_query(&caller, &query(None, &["c"])).await.unwrap();
+    assert_eq!(names(data), [("c".into(), true)]);
+    let data = admin.export_query(&caller, &query(None, &[])).await.unwrap();
+    assert_eq!(names(data), [("a".into(), false), ("b".into(), false)]);
 }

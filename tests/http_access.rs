@@ -222,7 +222,7 @@ async fn delete_application_200_whether_or_not_it_exists() {
     let r = t
         .call(Method::GET, "/api/admin/metrics/applications", None)
         .await;
-    assert_eq!(r.json()["applications"][0]["name"], "billing");
+    assert_eq!(r.json()["applications"][0]["appName"], "billing");
     for _ in 0..2 {
         let r = t
             .call(
@@ -277,4 +277,44 @@ async fn delete_application_401_and_403() {
         .await;
     let r = t.call_as(&granted, Method::DELETE, path, None).await;
     assert_eq!(r.status, StatusCode::OK);
+}
+
+// ---- order of checks: authentication → permission → body (BEHAVIOUR, errors) ----
+
+#[tokio::test]
+async fn permission_is_checked_before_the_body() {
+    let t = setup().await;
+    let (_, viewer) = user_key(&t, "viewer", 3).await;
+    let variants = "/api/admin/projects/p/features/f/environments/production/variants";
+    for (method, path) in [
+        (Method::PATCH, variants),
+        (Method::PUT, variants),
+        (Method::PUT, ACCESS),
+        (Method::POST, "/api/admin/metrics/applications/billing"),
+    ] {
+        // Malformed JSON, the wrong content type, the wrong shape: a Viewer gets 403.
+        for (content_type, body) in [
+            (Some("application/json"), b"[{\"op\": \"add\",".to_vec()),
+            (Some("text/plain"), b"hello".to_vec()),
+            (Some("application/json"), b"\"a string\"".to_vec()),
+            (None, Vec::new()),
+        ] {
+            let r = t
+                .raw(method.clone(), path, Some(&viewer), content_type, body)
+                .await;
+            r.error(StatusCode::FORBIDDEN, "NoAccessError");
+        }
+        // The admin gets the body's error.
+        let secret = t.secret.clone();
+        let r = t
+            .raw(
+                method.clone(),
+                path,
+                Some(&secret),
+                Some("application/json"),
+                b"[{\"op\": \"add\",".to_vec(),
+            )
+            .await;
+        r.error(StatusCode::BAD_REQUEST, "ValidationError");
+    }
 }

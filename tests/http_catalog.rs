@@ -151,7 +151,7 @@ async fn feature_strategies_on_off_dependencies_tags() {
         .await;
     assert_eq!(
         r.json()["tags"],
-        json!([{"value": "checkout", "type": "simple"}])
+        json!([{"value": "checkout", "type": "simple", "color": "#FFFFFF"}])
     );
     let r = t
         .call(Method::GET, "/api/admin/features/nope/tags", None)

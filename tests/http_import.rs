@@ -215,12 +215,13 @@ async fn export_errors() {
             Some(&json!({"project": "p", "environment": "development", "features": ["nope"]})),
         )
         .await;
-    r.error(StatusCode::NOT_FOUND, "NotFoundError");
+    assert_eq!(r.status, StatusCode::OK, "{}", r.text());
+    assert_eq!(r.json()["features"], json!([]));
     let r = t
         .call(
             Method::POST,
             EXPORT,
-            Some(&json!({"environment": "development"})),
+            Some(&json!({"environment": "development", "tag": "no-colon"})),
         )
         .await;
     r.error(StatusCode::BAD_REQUEST, "ValidationError");
@@ -228,12 +229,42 @@ async fn export_errors() {
         .call(Method::POST, EXPORT, Some(&json!({"project": "p"})))
         .await;
     r.error(StatusCode::BAD_REQUEST, "ValidationError");
+    // Features of several projects, and every feature: 200, as in Unleash; `downloadFile`
+    // answers as an attachment.
     let r = t
         .call(
             Method::POST,
             EXPORT,
-            Some(&json!({"environment": "development", "features": ["f", "g"]})),
+            Some(
+                &json!({"environment": "production", "features": ["f", "g"], "downloadFile": true}),
+            ),
         )
         .await;
-    r.error(StatusCode::BAD_REQUEST, "ValidationError");
+    assert_eq!(r.status, StatusCode::OK, "{}", r.text());
+    assert_eq!(r.json()["features"].as_array().unwrap().len(), 2);
+    let disposition = r.headers[axum::http::header::CONTENT_DISPOSITION]
+        .to_str()
+        .unwrap();
+    assert!(
+        disposition.starts_with("attachment; filename=\"export-"),
+        "{disposition}"
+    );
+    let r = t
+        .call(
+            Method::POST,
+            EXPORT,
+            Some(&json!({"environment": "production", "features": []})),
+        )
+        .await;
+    assert_eq!(
+        r.json()["features"].as_array().unwrap().len(),
+        2,
+        "{}",
+        r.text()
+    );
+    assert!(
+        r.headers
+            .get(axum::http::header::CONTENT_DISPOSITION)
+            .is_none()
+    );
 }

@@ -192,7 +192,7 @@ async fn a_client_sets_up_and_reads_back_everything_over_http() {
         Method::POST,
         "/api/admin/projects/default/features",
         Some(&json!({"name": "checkout", "type": "experiment"})),
-        StatusCode::OK,
+        StatusCode::CREATED,
     )
     .await;
     let variants = "/api/admin/projects/default/features/checkout/environments/production/variants";
@@ -421,7 +421,7 @@ async fn restart_serves_the_same_state(args: &[&str]) {
         Method::POST,
         "/api/admin/projects/default/features",
         Some(&json!({"name": "durable", "description": "kept"})),
-        StatusCode::OK,
+        StatusCode::CREATED,
     )
     .await;
     let variants = "/api/admin/projects/default/features/durable/environments/development/variants";

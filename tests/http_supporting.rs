@@ -65,7 +65,7 @@ async fn projects_environments_features_round_trip() {
             Some(&json!({"name": "shop-checkout", "type": "experiment"})),
         )
         .await;
-    assert_eq!(r.status, StatusCode::OK, "{}", r.text());
+    assert_eq!(r.status, StatusCode::CREATED, "{}", r.text());
     let r = t
         .call(
             Method::GET,
@@ -85,6 +85,7 @@ async fn projects_environments_features_round_trip() {
         .await;
     assert_eq!(r.status, StatusCode::ACCEPTED);
     assert!(r.body.is_empty());
+    // Archived: read from the archive, not as a feature (as in Unleash).
     let r = t
         .call(
             Method::GET,
@@ -92,7 +93,14 @@ async fn projects_environments_features_round_trip() {
             None,
         )
         .await;
-    assert_eq!(r.json()["archived"], true);
+    r.error(StatusCode::NOT_FOUND, "NotFoundError");
+    let r = t
+        .call(Method::GET, "/api/admin/archive/features/shop", None)
+        .await;
+    assert_eq!(r.status, StatusCode::OK, "{}", r.text());
+    assert_eq!(r.json()["version"], 2);
+    assert_eq!(r.json()["features"][0]["name"], "shop-checkout");
+    assert!(r.json()["features"][0]["archivedAt"].is_string());
     let r = t.call(Method::GET, "/api/admin/environments", None).await;
     let names: Vec<Value> = r.json()["environments"]
         .as_array()

@@ -415,7 +415,7 @@ async fn typed_entry_and_unknown_keys_warn() {
         .collect();
     assert!(paths.contains(&"data.features[0].createdBy"), "{paths:?}");
     let validation = admin.validate_import(&caller, &typed).await.unwrap();
-    assert!(validation.errors.is_empty() && validation.missing_permissions.is_empty());
+    assert!(validation.errors.is_empty() && validation.permissions.is_empty());
 }
 
 /// One invalid element anywhere: nothing changes, events included, and every problem is
@@ -551,7 +551,16 @@ async fn permissions() {
         ]
     );
     let validation = admin.validate_import_json(&viewer, &full).await.unwrap();
-    assert_eq!(&validation.missing_permissions, permissions);
+    assert_eq!(validation.permissions.len(), 1);
+    assert_eq!(
+        validation.permissions[0].affected_items,
+        [
+            "Update feature flags",
+            "Create feature flags",
+            "Create activation strategies",
+            "Update variants"
+        ]
+    );
     assert!(validation.errors.is_empty());
 }
 

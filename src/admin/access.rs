@@ -8,7 +8,7 @@ use super::records::{decode_opt, encode, project_key, revision_of};
 use super::users::{group_key, role_key, user_key};
 use super::{Check, ToggleAdmin, event};
 use crate::access::{self, AccessChange, Group, KnownIds, Role, RoleType, User};
-use crate::auth::{Caller, Grant};
+use crate::auth::{Caller, Grant, Permission};
 use crate::error::{Error, Result};
 use crate::model::ProjectAccessConfiguration;
 use crate::store::{ChangeSet, Collection, Key};
@@ -18,6 +18,25 @@ pub(crate) fn access_key(project: &str) -> Key {
 }
 
 impl ToggleAdmin {
+    /// Check, before the body is read, that `caller` could change some of `project`'s access
+    /// at all: it holds `PROJECT_USER_ACCESS_WRITE` or `PROJECT_GROUP_ACCESS_WRITE` there
+    /// (the HTTP order of checks: permission before body shape). Which of them the change
+    /// needs is known only from the body, and is checked by
+    /// [`set_project_access`](Self::set_project_access).
+    pub(crate) async fn require_some_access_permission(
+        &self,
+        caller: &Caller,
+        project: &str,
+    ) -> Result<()> {
+        let users = Check::project(Permission::ProjectUserAccessWrite, project);
+        let groups = Check::project(Permission::ProjectGroupAccessWrite, project);
+        match self.require(caller, &[users]).await {
+            Ok(_) => Ok(()),
+            Err(Error::NoAccess { .. }) => self.require(caller, &[groups]).await.map(drop),
+            Err(other) => Err(other),
+        }
+    }
+
     /// Replace the whole role assignment of `project` with `config`: `PUT
     /// /api/admin/projects/{projectId}/access` (an enterprise endpoint in Unleash, so the
     /// rules below are this crate's design, following Unleash's service rules).

@@ -9,7 +9,7 @@ use super::users::decode_listing;
 use super::{Check, ToggleAdmin, event};
 use crate::auth::{Caller, Permission};
 use crate::error::{Error, ErrorDetail, Result};
-use crate::model::Application;
+use crate::model::{Application, ApplicationLinks};
 use crate::store::{ChangeSet, Collection, Key};
 
 fn application_key(name: &str) -> Key {
@@ -68,11 +68,11 @@ impl ToggleAdmin {
             let record = self.store.get(&key).await?;
             let current: Option<Application> = decode_opt(&key, record.as_ref())?;
             let merged = match &current {
-                None => application.clone(),
+                None => stored_form(application),
                 Some(stored) => merge(stored, application),
             };
             if current.as_ref() == Some(&merged) {
-                return Ok(merged);
+                return Ok(read_form(merged));
             }
             let mut changes = ChangeSet::new();
             changes
@@ -92,8 +92,16 @@ impl ToggleAdmin {
                     Some(encode(&key, &merged)?),
                 ));
             self.store.commit(changes).await?;
-            Ok(merged)
+            Ok(read_form(merged))
         })
+    }
+
+    /// Check that `caller` may register or delete applications, before a body is read (the
+    /// HTTP order of checks: permission before body shape).
+    pub(crate) async fn require_application_permission(&self, caller: &Caller) -> Result<()> {
+        self.require(caller, &[Check::root(Permission::UpdateApplication)])
+            .await
+            .map(drop)
     }
 
     /// Every registered application with its instances, by name. Any valid key may read
@@ -101,7 +109,8 @@ impl ToggleAdmin {
     pub async fn applications(&self, caller: &Caller) -> Result<Vec<Application>> {
         self.require(caller, &[]).await?;
         let listing = self.store.list(Collection::Applications, "").await?;
-        decode_listing(Collection::Applications, &listing)
+        let applications: Vec<Application> = decode_listing(Collection::Applications, &listing)?;
+        Ok(applications.into_iter().map(read_form).collect())
     }
 
     /// The application `name` with its instances. Any valid key may read it; an unknown
@@ -110,6 +119,7 @@ impl ToggleAdmin {
         self.require(caller, &[]).await?;
         let key = application_key(name);
         decode_opt(&key, self.store.get(&key).await?.as_ref())?
+            .map(read_form)
             .ok_or_else(|| application_not_found(name))
     }
 
@@ -174,6 +184,31 @@ fn merge(stored: &Application, update: &Application) -> Application {
         url: pick(&update.url, &stored.url),
         color: pick(&update.color, &stored.color),
         icon: pick(&update.icon, &stored.icon),
+        sdk_version: pick(&update.sdk_version, &stored.sdk_version),
+        strategies: if update.strategies.is_empty() {
+            stored.strategies.clone()
+        } else {
+            update.strategies.clone()
+        },
+        created_at: stored.created_at.or(update.created_at),
         instances,
+        seen_toggles: Vec::new(),
+        links: None,
     }
+}
+
+/// An application as stored: no links, a creation time.
+fn stored_form(application: &Application) -> Application {
+    Application {
+        created_at: application.created_at.or_else(|| Some(chrono::Utc::now())),
+        seen_toggles: Vec::new(),
+        links: None,
+        ..application.clone()
+    }
+}
+
+/// An application as read: with its links.
+fn read_form(mut application: Application) -> Application {
+    application.links = Some(ApplicationLinks::of(&application.name));
+    application
 }

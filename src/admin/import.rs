@@ -6,7 +6,6 @@ use chrono::Utc;
 use serde_json::Value;
 
 use super::catalog::tag_type_record;
-use super::projects::{environment_not_found, feature_not_found, project_not_found};
 use super::records::{
     ContextFieldRecord, FeatureDependenciesRecord, FeatureEnvironmentRecord, FeatureRecord,
     FeatureTagsRecord, context_field_key, decode, decode_opt, encode, environment_key,
@@ -18,9 +17,10 @@ use crate::auth::Caller;
 use crate::error::{Error, Result};
 use crate::import::{
     ExistingFeature, ExportSource, ExportedFeature, FeatureEnvironmentState, FeatureMeta,
-    ImportPlan, ImportReport, ImportValidation, Outcome, Snapshot, build_export, plan,
+    ImportPlan, ImportReport, ImportValidation, Outcome, Snapshot, ValidationItem, build_export,
+    items_of, permission_display_name, plan, unleash_findings,
 };
-use crate::model::{ExportData, ImportBody, Project};
+use crate::model::{ExportData, ExportQuery, ExportSelection, FeatureUser, ImportBody, Project};
 use crate::store::{ChangeSet, Collection, Key, Revision};
 
 /// What an import read: the snapshot for the domain, and the revisions to commit against.
@@ -60,6 +60,7 @@ impl ToggleAdmin {
     /// this differs from Unleash.
     pub async fn import_toggles_json(&self, caller: &Caller, body: &Value) -> Result<ImportReport> {
         self.require(caller, &[]).await?;
+        let user = self.acting_user(caller).await?;
         retrying!("import_toggles", async {
             let read = self.read_for_import(body).await?;
             let outcome = plan(body, &read.snapshot, &mut || {
@@ -71,7 +72,7 @@ impl ToggleAdmin {
                     .into_error()
                     .unwrap_or_else(|| Error::invalid_at("", "the import is not valid"))
             })?;
-            let (changes, report) = change_set(caller, &read, plan)?;
+            let (changes, report) = change_set(caller, &user, &read, plan)?;
             self.store.commit(changes).await?;
             Ok(report)
         })
@@ -95,40 +96,94 @@ impl ToggleAdmin {
         body: &Value,
     ) -> Result<ImportValidation> {
         self.require(caller, &[]).await?;
+        for (member, wanted) in [
+            ("project", "a string"),
+            ("environment", "a string"),
+            ("data", "an object"),
+        ] {
+            let fine = match member {
+                "data" => body[member].is_object(),
+                _ => body[member].is_string(),
+            };
+            if !fine {
+                return Err(Error::invalid_at(
+                    format!("/{member}"),
+                    format!("`{member}` is required, and must be {wanted}"),
+                ));
+            }
+        }
         let read = self.at_view().await?.read_for_import(body).await?;
         let outcome = plan(body, &read.snapshot, &mut || String::new());
-        let missing_permissions = match self.require(caller, &checks(&outcome)).await {
+        let permissions = match self.require(caller, &checks(&outcome)).await {
             Ok(_) => Vec::new(),
-            Err(Error::NoAccess { permissions, .. }) => permissions,
+            Err(Error::NoAccess { permissions, .. }) => vec![ValidationItem {
+                message: "We detected you are missing the following permissions:".to_owned(),
+                affected_items: permissions
+                    .iter()
+                    .map(|p| permission_display_name(p))
+                    .collect(),
+            }],
             Err(other) => return Err(other),
         };
-        let errors = match outcome.result {
-            Ok(_) => Vec::new(),
-            Err(issues) => {
-                let mut all = issues.not_found;
-                all.extend(issues.errors);
-                all
-            }
-        };
+        let (mut errors, mut warnings) = unleash_findings(body, &read.snapshot);
+        // The warnings Unleash has no message for (ignored unknown keys, tag types listed
+        // twice, archived parents), one item each; archived features and custom strategies
+        // are already among Unleash's.
+        warnings.extend(items_of(
+            outcome
+                .warnings
+                .into_iter()
+                .filter(|w| {
+                    !w.message.contains(" is archived (in project ")
+                        && !w.message.starts_with("the custom strategy ")
+                })
+                .collect(),
+        ));
+        if errors.is_empty()
+            && let Err(issues) = outcome.result
+        {
+            let mut all = issues.not_found;
+            all.extend(issues.errors);
+            errors = items_of(all);
+        }
         Ok(ImportValidation {
             errors,
-            warnings: outcome.warnings,
-            missing_permissions,
+            warnings,
+            permissions,
         })
     }
 
-    /// Export features of `project` with their configuration in `environment`, in exactly
-    /// the shape [`import_toggles`](Self::import_toggles) takes (the `data` of its body).
+    /// Export features with their configuration in `environment`, in exactly the shape
+    /// [`import_toggles`](Self::import_toggles) takes (the `data` of its body):
+    /// `POST /api/admin/features-batch/export`.
     ///
-    /// `features` names the features to export; empty exports every feature of the project
-    /// that is not archived. A named feature that is not in the project (or is archived) is
-    /// [`Error::NotFound`]. The order is deterministic (features by name, tags by type and
-    /// value, segments by id, context fields and tag types by name), and only the tag types,
-    /// context fields and segments the exported features use are included. Strategy ids are
-    /// the stored ones (an import gives new ones). Any valid key may export.
+    /// The features are those the query selects ([`ExportQuery::selection`], Unleash's
+    /// precedence: `tag`, a non-empty `features` list, `project`, else all). Names that do not
+    /// exist are left out, as Unleash does: an export of unknown names is an empty document,
+    /// not an error. A feature's strategies and environment entry are exported when its
+    /// project has `environment`. The order is deterministic (features by name, tags by type
+    /// and value, segments by id, context fields and tag types by name), and only the tag
+    /// types, context fields and segments the exported features use are included. Strategy
+    /// ids are the stored ones (an import gives new ones). Any valid key may export. A `tag`
+    /// not written `type:value` is an [`Error::Validation`].
     ///
     /// The document is read from one consistent view of the store (one revision), without
     /// waiting for writers or retrying when they commit meanwhile.
+    pub async fn export_query(&self, caller: &Caller, query: &ExportQuery) -> Result<ExportData> {
+        self.require(caller, &[]).await?;
+        let selection = query.selection()?;
+        let environment = query.environment.as_str();
+        self.at_view()
+            .await?
+            .read_export(environment, &selection)
+            .await
+    }
+
+    /// Export the features of `project` named in `features` (every feature of the project
+    /// that is not archived when `features` is empty) in `environment`: the
+    /// [`export_query`](Self::export_query) of `{environment, project, features}`. As in
+    /// Unleash, a non-empty `features` list takes precedence over `project`, and names that
+    /// do not exist are left out.
     pub async fn export(
         &self,
         caller: &Caller,
@@ -136,53 +191,30 @@ impl ToggleAdmin {
         environment: &str,
         features: &[String],
     ) -> Result<ExportData> {
-        self.require(caller, &[]).await?;
-        self.at_view()
-            .await?
-            .read_export(project, environment, features)
-            .await
+        let query = ExportQuery {
+            environment: environment.to_owned(),
+            features: features.to_vec(),
+            project: Some(project.to_owned()),
+            ..ExportQuery::default()
+        };
+        self.export_query(caller, &query).await
     }
 
     async fn read_export(
         &self,
-        project: &str,
         environment: &str,
-        names: &[String],
+        selection: &ExportSelection,
     ) -> Result<ExportData> {
-        let keys = [project_key(project), environment_key(environment)];
-        let [project_record, environment_record] = self.read(&keys).await?;
-        let target: Project = decode_opt(&keys[0], project_record.as_ref())?
-            .ok_or_else(|| project_not_found(project))?;
-        if environment_record.is_none() {
-            return Err(environment_not_found(environment));
-        }
-        if !target.environments.iter().any(|e| e == environment) {
-            return Err(Error::not_found(format!(
-                "The environment \"{environment}\" is not enabled for project \"{project}\"."
-            )));
-        }
         let (_, all) = self
             .list_decoded::<FeatureRecord>(Collection::Features)
             .await?;
-        let in_project: BTreeMap<&str, &FeatureRecord> = all
+        let selected = self.select_features(&all, selection).await?;
+        let (_, projects) = self.list_decoded::<Project>(Collection::Projects).await?;
+        let with_environment: BTreeSet<&str> = projects
             .iter()
-            .filter(|f| f.project == project && !f.archived)
-            .map(|f| (f.name.as_str(), f))
+            .filter(|p| p.environments.iter().any(|e| e == environment))
+            .map(|p| p.id.as_str())
             .collect();
-        let selected: Vec<&FeatureRecord> = if names.is_empty() {
-            in_project.values().copied().collect()
-        } else {
-            let wanted: BTreeSet<&str> = names.iter().map(String::as_str).collect();
-            wanted
-                .into_iter()
-                .map(|n| {
-                    in_project
-                        .get(n)
-                        .copied()
-                        .ok_or_else(|| feature_not_found(n, project))
-                })
-                .collect::<Result<_>>()?
-        };
         let mut keys = Vec::with_capacity(selected.len() * 3);
         for f in &selected {
             keys.push(feature_environment_key(&f.name, environment));
@@ -198,10 +230,13 @@ impl ToggleAdmin {
                 decode_opt(&keys[3 * i + 1], records[3 * i + 1].as_ref())?.unwrap_or_default();
             let deps: FeatureDependenciesRecord =
                 decode_opt(&keys[3 * i + 2], records[3 * i + 2].as_ref())?.unwrap_or_default();
+            let in_environment = with_environment.contains(f.project.as_str());
             exported.push(ExportedFeature {
                 name: f.name.clone(),
+                project: f.project.clone(),
+                archived: f.archived,
                 meta: meta_of(f),
-                environment: state_of(fe),
+                environment: in_environment.then(|| state_of(fe)),
                 tags: tags.tags,
                 parents: deps.parents,
             });
@@ -210,13 +245,50 @@ impl ToggleAdmin {
         let (_, context_fields) = self.context_field_map().await?;
         let (_, tag_types) = self.tag_type_map().await?;
         Ok(build_export(ExportSource {
-            project,
             environment,
             features: exported,
             segments: &segments,
             context_fields: &context_fields,
             tag_types: &tag_types,
         }))
+    }
+
+    /// The features `selection` names, among `all`.
+    async fn select_features<'a>(
+        &self,
+        all: &'a [FeatureRecord],
+        selection: &ExportSelection,
+    ) -> Result<Vec<&'a FeatureRecord>> {
+        Ok(match selection {
+            ExportSelection::All => all.iter().filter(|f| !f.archived).collect(),
+            ExportSelection::Project(project) => all
+                .iter()
+                .filter(|f| !f.archived && f.project == *project)
+                .collect(),
+            ExportSelection::Features(names) => {
+                let wanted: BTreeSet<&str> = names.iter().map(String::as_str).collect();
+                all.iter()
+                    .filter(|f| wanted.contains(f.name.as_str()))
+                    .collect()
+            }
+            ExportSelection::Tag { tag_type, value } => {
+                let keys: Vec<Key> = all.iter().map(|f| feature_tags_key(&f.name)).collect();
+                let records = self.get_all(&keys).await?;
+                let mut selected = Vec::new();
+                for ((feature, key), record) in all.iter().zip(&keys).zip(&records) {
+                    let tags: FeatureTagsRecord =
+                        decode_opt(key, record.as_ref())?.unwrap_or_default();
+                    if tags
+                        .tags
+                        .iter()
+                        .any(|t| t.tag_type == *tag_type && t.value == *value)
+                    {
+                        selected.push(feature);
+                    }
+                }
+                selected
+            }
+        })
     }
 
     /// The records at `keys`, one per key: a store answering with another count is an
@@ -356,6 +428,7 @@ fn state_of(record: FeatureEnvironmentRecord) -> FeatureEnvironmentState {
 /// ~60,000 events).
 fn change_set(
     caller: &Caller,
+    user: &FeatureUser,
     read: &ImportRead,
     plan: ImportPlan,
 ) -> Result<(ChangeSet, ImportReport)> {
@@ -379,9 +452,18 @@ fn change_set(
         changes.expect_collection(*collection, *revision);
     }
     let now = Utc::now();
+    // The importer becomes a collaborator of every feature the import changes, as in
+    // Unleash.
+    // Removed strategies and tags are not counted: Unleash records no event for them.
+    let changed: BTreeSet<&str> = events
+        .iter()
+        .filter(|e| !matches!(e.event_type, "feature-strategy-remove" | "feature-untagged"))
+        .filter_map(|e| e.feature.as_deref())
+        .collect();
+    let mut written = BTreeSet::new();
     for (name, meta, _) in features {
         let key = feature_key(&name);
-        let record = match read.features.get(&name) {
+        let mut record = match read.features.get(&name) {
             Some(existing) => FeatureRecord {
                 feature_type: meta.feature_type,
                 description: meta.description,
@@ -399,10 +481,27 @@ fn change_set(
                 archived: false,
                 archived_at: None,
                 created_at: now,
+                created_by: Some(user.clone()),
+                collaborators: Vec::new(),
             },
         };
+        if changed.contains(record.name.as_str()) {
+            record.touched_by(user);
+        }
+        written.insert(record.name.clone());
         let value = encode(&key, &record)?;
         changes.put(key, value);
+    }
+    for name in changed.iter().filter(|n| !written.contains(**n)) {
+        if let Some(existing) = read.features.get(*name) {
+            let mut record = existing.clone();
+            record.touched_by(user);
+            if record != *existing {
+                let key = feature_key(name);
+                let value = encode(&key, &record)?;
+                changes.put(key, value);
+            }
+        }
     }
     for (name, state) in feature_environments {
         let key = feature_environment_key(&name, &environment);

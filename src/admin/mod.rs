@@ -40,6 +40,7 @@ mod catalog;
 mod context;
 mod dependencies;
 mod feature_environments;
+mod features;
 mod import;
 mod keys;
 mod projects;
@@ -58,6 +59,7 @@ use crate::auth::{Caller, Grant, KeyAccess, Permission};
 use crate::error::{Error, Result};
 use crate::store::{Collection, Event, Json, Key, NewEvent, Store, StoreError, Versioned};
 
+pub use features::ArchivedFeatures;
 pub use projects::{NewFeature, NewProject};
 pub use users::{NewGroup, NewRole, NewUser};
 
@@ -199,6 +201,31 @@ impl ToggleAdmin {
             return Ok(grants);
         }
         Err(no_access(&missing))
+    }
+
+    /// Who `caller` acts as, as Unleash shows it on a feature (`createdBy`,
+    /// `collaborators`): the user of a key acting as a user, else Unleash's admin token user.
+    pub(crate) async fn acting_user(&self, caller: &Caller) -> Result<crate::model::FeatureUser> {
+        if let KeyAccess::User { user_id } = &caller.info.access {
+            let key = users::user_key(*user_id);
+            let user: Option<crate::access::User> =
+                records::decode_opt(&key, self.store.get(&key).await?.as_ref())?;
+            if let Some(user) = user {
+                let seed = user
+                    .email
+                    .clone()
+                    .or_else(|| user.username.clone())
+                    .or_else(|| user.name.clone())
+                    .unwrap_or_default();
+                let name = user
+                    .name
+                    .or(user.username)
+                    .or(user.email)
+                    .unwrap_or_default();
+                return Ok(crate::model::FeatureUser::new(user.id, &name, &seed));
+            }
+        }
+        Ok(crate::model::FeatureUser::admin_token_user())
     }
 
     /// The grants a key holds now, as far as `checks` need them: a key acting as a user

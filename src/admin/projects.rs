@@ -4,13 +4,13 @@ use chrono::Utc;
 use serde::{Deserialize, Serialize};
 
 use super::records::{
-    FeatureEnvironmentRecord, FeatureRecord, SEP, decode, decode_opt, encode, environment_key,
-    feature_key, project_key, revision_of,
+    FeatureRecord, decode, decode_opt, encode, environment_key, feature_key, project_key,
+    revision_of,
 };
 use super::{Check, ToggleAdmin, event};
 use crate::auth::{Caller, Permission};
 use crate::error::{Error, ErrorDetail, Result};
-use crate::model::{Environment, Feature, FeatureEnvironment, Project};
+use crate::model::{Environment, Feature, Project};
 use crate::names::name_problem;
 use crate::store::{ChangeSet, Collection, Revision};
 
@@ -240,6 +240,7 @@ impl ToggleAdmin {
         if let Some(problem) = name_problem(&feature.name, 100) {
             return Err(Error::invalid_at("name", problem));
         }
+        let user = self.acting_user(caller).await?;
         retrying!("create_feature", async {
             let pkey = project_key(project);
             let fkey = feature_key(&feature.name);
@@ -299,6 +300,8 @@ impl ToggleAdmin {
                 archived: false,
                 archived_at: None,
                 created_at: Utc::now(),
+                created_by: Some(user.clone()),
+                collaborators: vec![user.clone()],
             };
             changes
                 .expect_revision(pkey.clone(), revision_of(project_record.as_ref()))
@@ -314,37 +317,8 @@ impl ToggleAdmin {
                     Some(encode(&fkey, &record)?),
                 ));
             self.store.commit(changes).await?;
-            Ok(feature_view(&record, &current, &[]))
+            Ok(super::features::feature_view(&record, &current, &[], None))
         })
-    }
-
-    /// The feature `name` of `project`, with its environments. A feature of another project
-    /// is [`Error::NotFound`] here, as if it did not exist.
-    pub async fn feature(&self, caller: &Caller, project: &str, name: &str) -> Result<Feature> {
-        self.require(caller, &[]).await?;
-        // The feature and its environments as of one revision.
-        let reader = self.at_view().await?;
-        let (pkey, fkey) = (project_key(project), feature_key(name));
-        let [project_record, feature_record] = reader.read(&[pkey.clone(), fkey.clone()]).await?;
-        let current: Project = decode_opt(&pkey, project_record.as_ref())?
-            .ok_or_else(|| project_not_found(project))?;
-        let record: FeatureRecord = decode_opt(&fkey, feature_record.as_ref())?
-            .filter(|f: &FeatureRecord| f.project == project)
-            .ok_or_else(|| feature_not_found(name, project))?;
-        let listing = reader
-            .store
-            .list(Collection::FeatureEnvironments, &format!("{name}{SEP}"))
-            .await?;
-        let mut environments = Vec::new();
-        for (id, stored) in &listing.records {
-            let env = id.split_once(SEP).map_or(id.as_str(), |(_, env)| env);
-            let fe: FeatureEnvironmentRecord = decode(
-                &crate::store::Key::new(Collection::FeatureEnvironments, id.clone()),
-                &stored.value,
-            )?;
-            environments.push((env.to_owned(), fe));
-        }
-        Ok(feature_view(&record, &current, &environments))
     }
 
     /// Archive the feature `name` of `project`. Needs `DELETE_FEATURE` in the project.
@@ -397,51 +371,6 @@ impl ToggleAdmin {
         record
             .map(|f| f.project)
             .ok_or_else(|| Error::not_found(format!("There's no feature named \"{name}\".")))
-    }
-}
-
-/// The wire view of a stored feature: every environment of its project, with the stored
-/// configuration where there is one and the default (disabled, nothing configured) elsewhere.
-pub(crate) fn feature_view(
-    record: &FeatureRecord,
-    project: &Project,
-    stored: &[(String, FeatureEnvironmentRecord)],
-) -> Feature {
-    let default = FeatureEnvironmentRecord::default();
-    let environments = project
-        .environments
-        .iter()
-        .enumerate()
-        .map(|(i, env)| {
-            let fe = stored
-                .iter()
-                .find(|(name, _)| name == env)
-                .map_or(&default, |(_, fe)| fe);
-            FeatureEnvironment {
-                name: env.clone(),
-                feature_name: Some(record.name.clone()),
-                environment: Some(env.clone()),
-                enabled: fe.enabled,
-                sort_order: i64::try_from(i).ok(),
-                variant_count: u32::try_from(fe.variants.len()).ok(),
-                variants: Some(fe.variants.clone()),
-                has_strategies: Some(!fe.strategies.is_empty()),
-                ..FeatureEnvironment::default()
-            }
-        })
-        .collect();
-    Feature {
-        name: record.name.clone(),
-        feature_type: Some(record.feature_type.clone()),
-        description: Some(record.description.clone()),
-        archived: Some(record.archived),
-        project: Some(record.project.clone()),
-        stale: Some(record.stale),
-        impression_data: Some(record.impression_data),
-        created_at: Some(Some(record.created_at)),
-        archived_at: record.archived_at.map(Some),
-        environments: Some(environments),
-        ..Feature::default()
     }
 }
 

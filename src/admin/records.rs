@@ -54,6 +54,20 @@ pub(crate) struct FeatureRecord {
     #[serde(default)]
     pub archived_at: Option<DateTime<Utc>>,
     pub created_at: DateTime<Utc>,
+    /// Who created it (absent in records written before 0.2).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub created_by: Option<crate::model::FeatureUser>,
+    /// Who created or imported it, most recent first.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub collaborators: Vec<crate::model::FeatureUser>,
+}
+
+impl FeatureRecord {
+    /// Record `user` as the most recent collaborator.
+    pub(crate) fn touched_by(&mut self, user: &crate::model::FeatureUser) {
+        self.collaborators.retain(|u| u.id != user.id);
+        self.collaborators.insert(0, user.clone());
+    }
 }
 
 /// A feature's configuration in one environment, as stored. A feature whose project has the

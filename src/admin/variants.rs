@@ -200,6 +200,26 @@ impl ToggleAdmin {
         })
     }
 
+    /// Check that `caller` may change variants of `project` in `environment`, before its
+    /// body is read (the HTTP order of checks: permission before body shape).
+    pub(crate) async fn require_variants_permission(
+        &self,
+        caller: &Caller,
+        project: &str,
+        environment: &str,
+    ) -> Result<()> {
+        self.require(
+            caller,
+            &[Check::environment(
+                Permission::UpdateFeatureEnvironmentVariants,
+                project,
+                environment,
+            )],
+        )
+        .await
+        .map(drop)
+    }
+
     async fn change_variants(
         &self,
         caller: &Caller,

@@ -7,7 +7,7 @@ use axum::routing::get;
 use serde::{Deserialize, Serialize};
 
 use super::error::{HttpResult, Json};
-use super::extract::{Authenticated, JsonBody, Params};
+use super::extract::{Authenticated, JsonBody, LaterBody, Params};
 use crate::ToggleAdmin;
 use crate::access::{Group, Role, User};
 use crate::admin::{NewGroup, NewRole, NewUser};
@@ -47,8 +47,12 @@ async fn set_access(
     State(admin): State<ToggleAdmin>,
     Authenticated(caller): Authenticated,
     Params(project): Params<String>,
-    JsonBody(config): JsonBody<ProjectAccessConfiguration>,
+    body: LaterBody,
 ) -> HttpResult<StatusCode> {
+    admin
+        .require_some_access_permission(&caller, &project)
+        .await?;
+    let config: ProjectAccessConfiguration = body.object().await?;
     admin.set_project_access(&caller, &project, &config).await?;
     Ok(StatusCode::OK)
 }

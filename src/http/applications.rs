@@ -4,13 +4,13 @@
 use axum::extract::State;
 use axum::http::StatusCode;
 use axum::routing::get;
-use serde::{Deserialize, Serialize};
+use serde::Deserialize;
 
 use super::error::{HttpResult, Json};
-use super::extract::{Authenticated, JsonBody, Params};
+use super::extract::{Authenticated, LaterBody, Params, QueryParams};
 use crate::ToggleAdmin;
 use crate::error::Error;
-use crate::model::{Application, ApplicationInstance};
+use crate::model::{Application, ApplicationInstance, ApplicationList};
 
 pub(crate) fn routes() -> super::Routes {
     super::Routes::new()
@@ -63,13 +63,9 @@ struct Registration {
     icon: Option<String>,
     #[serde(default)]
     instances: Vec<ApplicationInstance>,
-    /// Accepted for compatibility; not stored.
     #[serde(default)]
-    #[allow(dead_code)]
     sdk_version: Option<String>,
-    /// Accepted for compatibility; not stored.
     #[serde(default)]
-    #[allow(dead_code)]
     strategies: Option<Vec<String>>,
 }
 
@@ -92,8 +88,10 @@ async fn register(
     State(admin): State<ToggleAdmin>,
     Authenticated(caller): Authenticated,
     Params(name): Params<String>,
-    JsonBody(body): JsonBody<Registration>,
+    body: LaterBody,
 ) -> HttpResult<StatusCode> {
+    admin.require_application_permission(&caller).await?;
+    let body: Registration = body.object().await?;
     if let Some(app_name) = &body.app_name
         && *app_name != name
     {
@@ -109,7 +107,10 @@ async fn register(
         url: body.url,
         color: body.color,
         icon: body.icon,
+        sdk_version: body.sdk_version,
+        strategies: body.strategies.unwrap_or_default(),
         instances: body.instances,
+        ..Application::default()
     };
     admin.register_application(&caller, &application).await?;
     Ok(StatusCode::ACCEPTED)
@@ -136,20 +137,25 @@ async fn read(
     Ok(Json::ok(admin.application(&caller, &name).await?))
 }
 
-#[derive(Debug, Serialize)]
-#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
-struct Applications {
-    applications: Vec<Application>,
+/// The query of `GET /api/admin/metrics/applications`.
+#[derive(Debug, Deserialize)]
+struct ListQuery {
+    /// Only applications whose name contains this (case-insensitive).
+    #[serde(default)]
+    query: Option<String>,
 }
 
+/// `GET /api/admin/metrics/applications`: 200 `{total, applications}` (Unleash's
+/// `applicationsSchema`), by name; `?query=` keeps those whose name contains it.
 #[cfg_attr(
     feature = "openapi",
     utoipa::path(
     get,
     path = "/api/admin/metrics/applications",
     tag = "applications",
+    params(("query" = Option<String>, Query, description = "Only applications whose name contains this.")),
     responses(
-        (status = 200, description = "Every registered application.", body = Applications),
+        (status = 200, description = "The registered applications.", body = ApplicationList),
         crate::http::openapi::Errors
     )
     )
@@ -157,8 +163,14 @@ struct Applications {
 async fn list(
     State(admin): State<ToggleAdmin>,
     Authenticated(caller): Authenticated,
-) -> HttpResult<Json<Applications>> {
-    Ok(Json::ok(Applications {
-        applications: admin.applications(&caller).await?,
+    QueryParams(query): QueryParams<ListQuery>,
+) -> HttpResult<Json<ApplicationList>> {
+    let mut applications = admin.applications(&caller).await?;
+    if let Some(wanted) = query.query.map(|q| q.to_lowercase()) {
+        applications.retain(|a| a.name.to_lowercase().contains(&wanted));
+    }
+    Ok(Json::ok(ApplicationList {
+        total: applications.len(),
+        applications,
     }))
 }

@@ -125,21 +125,6 @@ fn shape_error(pointer: String, inner: serde_json::Error) -> Error {
     }
 }
 
-/// The body of the variants PATCH as raw JSON (`application/json` or
-/// `application/json-patch+json`), for [`decode_patch`](crate::variants::decode_patch) to
-/// check strictly.
-#[derive(Debug, Clone)]
-pub(crate) struct PatchBody(pub Value);
-
-impl<S: Send + Sync> FromRequest<S> for PatchBody {
-    type Rejection = ApiError;
-
-    async fn from_request(req: Request, state: &S) -> std::result::Result<Self, ApiError> {
-        let bytes = read_body(req, state, Accept::JsonOrPatch).await?;
-        Ok(PatchBody(decode_json(&bytes)?))
-    }
-}
-
 /// Check the content type, then read the body within the router's limit.
 async fn read_body<S: Send + Sync>(req: Request, state: &S, accept: Accept) -> Result<Bytes> {
     check_content_type(req.headers(), accept)?;
@@ -364,5 +349,48 @@ impl<T: DeserializeOwned + Send, S: Send + Sync> FromRequestParts<S> for QueryPa
             )
             .into()),
         }
+    }
+}
+
+/// A request body not read yet: handlers check the caller's permission first, then read it,
+/// so that a caller without the permission gets 403 whatever the body (BEHAVIOUR: order of
+/// checks, authentication → permission → body shape).
+#[derive(Debug)]
+pub(crate) struct LaterBody(Request);
+
+impl<S: Send + Sync> FromRequest<S> for LaterBody {
+    type Rejection = ApiError;
+
+    async fn from_request(req: Request, _state: &S) -> std::result::Result<Self, ApiError> {
+        Ok(LaterBody(req))
+    }
+}
+
+impl LaterBody {
+    /// The body of the variants PATCH as raw JSON (`application/json` or
+    /// `application/json-patch+json`), for [`decode_patch`](crate::variants::decode_patch)
+    /// to check strictly.
+    pub(crate) async fn patch(self) -> Result<Value> {
+        decode_json(&read_body(self.0, &(), Accept::JsonOrPatch).await?)
+    }
+
+    /// Any JSON body: see [`JsonValue`].
+    pub(crate) async fn value(self) -> Result<Value> {
+        decode_json(&read_body(self.0, &(), Accept::Json).await?)
+    }
+
+    /// A JSON object decoded into `T`: see [`JsonBody`].
+    pub(crate) async fn object<T: DeserializeOwned>(self) -> Result<T> {
+        let value = self.value().await?;
+        if !value.is_object() {
+            return Err(Error::invalid_at(
+                "",
+                format!(
+                    "the request body must be a JSON object, not {}",
+                    kind_of(&value)
+                ),
+            ));
+        }
+        decode_value(value)
     }
 }

@@ -276,7 +276,18 @@ async fn remove_dependency(
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 struct Tags {
     version: u32,
-    tags: Vec<Tag>,
+    tags: Vec<ColoredTag>,
+}
+
+/// A feature's tag as Unleash lists it: with its tag type's colour (`null` when the type
+/// has none).
+#[derive(Debug, Serialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+struct ColoredTag {
+    value: String,
+    #[serde(rename = "type")]
+    tag_type: String,
+    color: Option<String>,
 }
 
 #[cfg_attr(
@@ -298,10 +309,20 @@ async fn list_tags(
     Params(feature): Params<String>,
 ) -> HttpResult<Json<Tags>> {
     let project = admin.feature_project(&caller, &feature).await?;
-    Ok(Json::ok(Tags {
-        version: 1,
-        tags: admin.feature_tags(&caller, &project, &feature).await?,
-    }))
+    let tags = admin.feature_tags(&caller, &project, &feature).await?;
+    let types = admin.tag_types(&caller).await?;
+    let tags = tags
+        .into_iter()
+        .map(|tag| ColoredTag {
+            color: types
+                .iter()
+                .find(|t| t.name == tag.tag_type)
+                .and_then(|t| t.color.clone().flatten()),
+            value: tag.value,
+            tag_type: tag.tag_type,
+        })
+        .collect();
+    Ok(Json::ok(Tags { version: 1, tags }))
 }
 
 /// 201 with the tag, as Unleash.

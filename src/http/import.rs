@@ -2,16 +2,15 @@
 //! run, and export.
 
 use axum::extract::State;
-use axum::http::StatusCode;
+use axum::http::{HeaderValue, StatusCode, header};
+use axum::response::{IntoResponse, Response};
 use axum::routing::post;
-use serde::Deserialize;
 
 use super::error::{HttpResult, Json};
 use super::extract::{Authenticated, JsonBody, JsonValue};
 use crate::ToggleAdmin;
-use crate::error::Error;
 use crate::import::ImportValidation;
-use crate::model::ExportData;
+use crate::model::{ExportData, ExportQuery};
 
 pub(crate) fn routes() -> super::Routes {
     super::Routes::new()
@@ -52,7 +51,8 @@ async fn import(
 }
 
 /// `POST /api/admin/features-batch/validate`: the dry run, 200
-/// `{errors, warnings, missingPermissions}`; nothing is written.
+/// `{errors, warnings, permissions}`, each a list of `{message, affectedItems}`; nothing is
+/// written.
 #[cfg_attr(
     feature = "openapi",
     utoipa::path(
@@ -74,24 +74,10 @@ async fn validate(
     Ok(Json::ok(admin.validate_import_json(&caller, &body).await?))
 }
 
-/// The body of `POST /api/admin/features-batch/export` (Unleash's `exportQuerySchema`).
-#[derive(Debug, Deserialize)]
-#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
-#[serde(rename_all = "camelCase", deny_unknown_fields)]
-struct ExportQuery {
-    environment: String,
-    #[serde(default)]
-    project: Option<String>,
-    #[serde(default)]
-    features: Vec<String>,
-    /// Accepted for compatibility: the document is the response body either way.
-    #[serde(default)]
-    #[allow(dead_code)]
-    download_file: Option<bool>,
-}
-
-/// `POST /api/admin/features-batch/export`: 200 with the `data` an import takes. Without
-/// `project`, the project is the one the named features live in (they must share one).
+/// `POST /api/admin/features-batch/export`: 200 with the `data` an import takes, for the
+/// features the query selects (`tag`, a non-empty `features` list, `project`, else all;
+/// names that do not exist are left out). With `downloadFile: true` the answer carries
+/// `Content-Disposition: attachment`.
 #[cfg_attr(
     feature = "openapi",
     utoipa::path(
@@ -109,33 +95,19 @@ async fn export(
     State(admin): State<ToggleAdmin>,
     Authenticated(caller): Authenticated,
     JsonBody(query): JsonBody<ExportQuery>,
-) -> HttpResult<Json<ExportData>> {
-    let project = match query.project {
-        Some(project) => project,
-        None => {
-            let Some(first) = query.features.first() else {
-                return Err(Error::invalid_at(
-                    "/project",
-                    "name a project, or the features to export",
-                )
-                .into());
-            };
-            let project = admin.feature_project(&caller, first).await?;
-            for name in &query.features[1..] {
-                if admin.feature_project(&caller, name).await? != project {
-                    return Err(Error::invalid_at(
-                        "/features",
-                        "the features to export live in different projects: export one project at a time",
-                    )
-                    .into());
-                }
-            }
-            project
+) -> HttpResult<Response> {
+    let data = admin.export_query(&caller, &query).await?;
+    let mut response = Json::ok(data).into_response();
+    if query.download_file == Some(true) {
+        let name = format!(
+            "attachment; filename=\"export-{}.json\"",
+            chrono::Utc::now().format("%Y-%m-%dT%H-%M-%S")
+        );
+        if let Ok(value) = HeaderValue::from_str(&name) {
+            response
+                .headers_mut()
+                .insert(header::CONTENT_DISPOSITION, value);
         }
-    };
-    Ok(Json::ok(
-        admin
-            .export(&caller, &project, &query.environment, &query.features)
-            .await?,
-    ))
+    }
+    Ok(response)
 }

@@ -14,30 +14,31 @@
 //!
 //! # Every request
 //!
-//! Checked in this order; the first failure answers, and a failing request changes nothing:
+//! Checked in this order (BEHAVIOUR: authentication → permission → body shape → existence →
+//! validation); the first failure answers, and a failing request changes nothing:
 //!
 //! 1. The `Authorization` header carries the API key, as is (`Authorization: <key>`; a
 //!    `Bearer ` prefix is also accepted). Missing, unknown or revoked → 401
 //!    `AuthenticationRequired`.
-//! 2. A route that takes a body accepts only `Content-Type: application/json` (parameters such
+//! 2. The permission, where the path alone decides it (the variants PATCH and PUT, the
+//!    application registration, project access: a caller without it gets 403
+//!    `NoAccessError` whatever the body). Where it depends on the body (import), it is
+//!    checked with the operation, after the body's shape.
+//! 3. A route that takes a body accepts only `Content-Type: application/json` (parameters such
 //!    as `; charset=utf-8` are fine; the variants PATCH also takes
 //!    `application/json-patch+json`) → otherwise 415 `ContentTypeError`.
-//! 3. A body over the configured limit ([`RouterConfig::body_limit`], 16 MiB by default) →
+//! 4. A body over the configured limit ([`RouterConfig::body_limit`], 16 MiB by default) →
 //!    413 `PayloadTooLarge`.
-//! 4. Malformed JSON, or JSON of the wrong shape (an object where an array belongs, a string
+//! 5. Malformed JSON, or JSON of the wrong shape (an object where an array belongs, a string
 //!    where a number belongs, an unknown field where none is allowed) → 400 `ValidationError`
 //!    whose `details` name the line and column, or the JSON pointer of the offending value.
-//! 5. The operation itself: permission (403 `NoAccessError`), existence (404), validation
-//!    (400), name clashes (409), as documented on [`ToggleAdmin`].
+//! 6. The operation itself: existence (404), validation (400), name clashes (409), as
+//!    documented on [`ToggleAdmin`].
 //!
 //! An unknown path answers 404 `NotFoundError`, a known path with another method 405
 //! `MethodNotAllowedError`. Every error body is `{id, name, message, details?}` with a fresh
 //! UUID `id` ([`ErrorBody`](crate::ErrorBody)); a 500 says only that the store failed, and its
 //! cause goes to the log (`tracing::error!`). No client input causes a 500.
-//!
-//! Unlike Unleash, the body's content type and shape are checked before the permission (a
-//! Viewer who sends malformed JSON gets a 400, not a 403): the facade checks permissions, and
-//! it takes typed input.
 //!
 //! # Routes
 //!
@@ -49,16 +50,17 @@
 //! | GET | `/api/admin/projects/{projectId}` | | 200 project |
 //! | POST | `/api/admin/projects/{projectId}/environments` | `{environment}` | 200, no body |
 //! | GET, POST | `/api/admin/environments` | POST: `{name, type}` | 200 `{version, environments}` / 201 environment |
-//! | POST | `/api/admin/projects/{projectId}/features` | `{name, type?, description?, impressionData?}` | 200 feature |
+//! | POST | `/api/admin/projects/{projectId}/features` | `{name, type?, description?, impressionData?}` | 201 feature |
 //! | GET | `/api/admin/projects/{projectId}/features/{featureName}` | | 200 feature |
 //! | DELETE | `/api/admin/projects/{projectId}/features/{featureName}` | | 202, no body (archived) |
+//! | GET | `/api/admin/archive/features/{projectId}` | | 200 `{version, features}`, the archived features |
 //! | GET, POST | `/api/admin/api-tokens` | POST: `{tokenName, type: "admin"}` | 200 `{tokens}` / 201 token with `secret` |
 //! | DELETE | `/api/admin/api-tokens/{token}` | | 200, no body (by id or by secret) |
 //! | POST | `/api/admin/user-admin/{id}/tokens` | `{description}` | 201 token with `secret` |
 //! | DELETE | `/api/admin/user-admin/{id}/tokens/{tokenId}` | | 200, no body |
 //! | GET | `/api/admin/events` | `?project=&feature=&limit=` | 200 `{version, events, totalEvents}`, newest first |
 //! | POST | `/api/admin/features-batch/import` | `{project, environment, data}` | 200, no body |
-//! | POST | `/api/admin/features-batch/validate` | the same | 200 `{errors, warnings, missingPermissions}` (nothing written) |
+//! | POST | `/api/admin/features-batch/validate` | the same | 200 `{errors, warnings, permissions}` of `{message, affectedItems}` (nothing written) |
 //! | POST | `/api/admin/features-batch/export` | `{environment, project?, features?}` | 200 the `data` an import takes |
 //! | GET, POST | `…/features/{featureName}/environments/{environment}/strategies` | POST: strategy | 200 list / 200 strategy |
 //! | PUT, DELETE | `…/environments/{environment}/strategies/{strategyId}` | PUT: strategy | 200 strategy / 200, no body |

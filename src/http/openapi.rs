@@ -42,6 +42,7 @@ pub(crate) const SECURITY_SCHEME: &str = "apiKey";
         super::projects::create_feature,
         super::projects::read_feature,
         super::projects::archive_feature,
+        super::projects::archived_features,
         super::keys::list,
         super::keys::create_admin_key,
         super::keys::revoke,
@@ -504,12 +505,12 @@ pub(crate) struct EventSchema {
 #[serde(rename_all = "camelCase")]
 #[allow(dead_code)]
 pub(crate) struct ImportValidationSchema {
-    /// Every problem that would make the import fail, each with its path.
-    errors: Vec<ErrorDetail>,
-    /// What the import would ignore or deserves attention.
-    warnings: Vec<ErrorDetail>,
-    /// The permissions the import needs that the caller lacks, by Unleash name.
-    missing_permissions: Vec<String>,
+    /// What would make the import fail, under Unleash's messages.
+    errors: Vec<crate::import::ValidationItem>,
+    /// What deserves attention.
+    warnings: Vec<crate::import::ValidationItem>,
+    /// The permissions the import needs that the caller lacks.
+    permissions: Vec<crate::import::ValidationItem>,
 }
 
 /// One permission of a key, optionally limited to a project and an environment.

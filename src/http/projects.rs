@@ -9,13 +9,17 @@ use serde_json::Value;
 use super::error::{HttpResult, Json};
 use super::extract::{Authenticated, JsonBody, Params};
 use crate::ToggleAdmin;
-use crate::admin::{NewFeature, NewProject};
+use crate::admin::{ArchivedFeatures, NewFeature, NewProject};
 use crate::model::{Environment, Feature, Project};
 
 pub(crate) fn routes() -> super::Routes {
     super::Routes::new()
         .route("/api/admin/projects", post(create_project))
         .route("/api/admin/projects/{projectId}", get(read_project))
+        .route(
+            "/api/admin/archive/features/{projectId}",
+            get(archived_features),
+        )
         .route(
             "/api/admin/environments",
             get(list_environments).post(create_environment),
@@ -183,7 +187,7 @@ async fn add_project_environment(
     params(crate::http::openapi::ProjectPath),
     request_body(content = crate::http::openapi::NewFeatureSchema, description = "The feature to create.", content_type = "application/json"),
     responses(
-        (status = 200, description = "The feature created.", body = Feature),
+        (status = 201, description = "The feature created.", body = Feature),
         crate::http::openapi::BodyErrors
     )
     )
@@ -194,7 +198,7 @@ async fn create_feature(
     Params(project): Params<String>,
     JsonBody(feature): JsonBody<NewFeature>,
 ) -> HttpResult<Json<Feature>> {
-    Ok(Json::ok(
+    Ok(Json::created(
         admin.create_feature(&caller, &project, &feature).await?,
     ))
 }
@@ -241,4 +245,26 @@ async fn archive_feature(
 ) -> HttpResult<StatusCode> {
     admin.archive_feature(&caller, &project, &feature).await?;
     Ok(StatusCode::ACCEPTED)
+}
+
+/// The project's archived features: 200 `{version: 2, features}`, as Unleash.
+#[cfg_attr(
+    feature = "openapi",
+    utoipa::path(
+    get,
+    path = "/api/admin/archive/features/{projectId}",
+    tag = "projects",
+    params(crate::http::openapi::ProjectPath),
+    responses(
+        (status = 200, description = "The project's archived features.", body = ArchivedFeatures),
+        crate::http::openapi::Errors
+    )
+    )
+)]
+async fn archived_features(
+    State(admin): State<ToggleAdmin>,
+    Authenticated(caller): Authenticated,
+    Params(project): Params<String>,
+) -> HttpResult<Json<ArchivedFeatures>> {
+    Ok(Json::ok(admin.archived_features(&caller, &project).await?))
 }

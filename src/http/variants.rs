@@ -5,7 +5,7 @@ use axum::extract::State;
 use axum::routing::get;
 
 use super::error::{HttpResult, Json};
-use super::extract::{Authenticated, JsonValue, Params, PatchBody};
+use super::extract::{Authenticated, LaterBody, Params};
 use crate::ToggleAdmin;
 use crate::model::FeatureVariants;
 
@@ -39,8 +39,12 @@ async fn patch(
     State(admin): State<ToggleAdmin>,
     Authenticated(caller): Authenticated,
     Params((project, feature, environment)): VariantsPath,
-    PatchBody(body): PatchBody,
+    body: LaterBody,
 ) -> HttpResult<Json<FeatureVariants>> {
+    admin
+        .require_variants_permission(&caller, &project, &environment)
+        .await?;
+    let body = body.patch().await?;
     let patch = crate::variants::decode_patch(&body)?;
     let result = admin
         .patch_variants(&caller, &project, &feature, &environment, &patch)
@@ -66,8 +70,12 @@ async fn replace(
     State(admin): State<ToggleAdmin>,
     Authenticated(caller): Authenticated,
     Params((project, feature, environment)): VariantsPath,
-    JsonValue(body): JsonValue,
+    body: LaterBody,
 ) -> HttpResult<Json<FeatureVariants>> {
+    admin
+        .require_variants_permission(&caller, &project, &environment)
+        .await?;
+    let body = body.value().await?;
     let result = admin
         .set_variants_json(&caller, &project, &feature, &environment, &body)
         .await?;

@@ -14,8 +14,11 @@ use crate::model::{
 #[derive(Debug, Clone)]
 pub(crate) struct ExportedFeature {
     pub name: String,
+    pub project: String,
+    pub archived: bool,
     pub meta: FeatureMeta,
-    pub environment: FeatureEnvironmentState,
+    /// `None` when the feature's project does not have the exported environment.
+    pub environment: Option<FeatureEnvironmentState>,
     pub tags: Vec<Tag>,
     pub parents: Vec<ParentDependency>,
 }
@@ -23,7 +26,6 @@ pub(crate) struct ExportedFeature {
 /// Everything an export is built from.
 #[derive(Debug, Clone)]
 pub(crate) struct ExportSource<'a> {
-    pub project: &'a str,
     pub environment: &'a str,
     pub features: Vec<ExportedFeature>,
     pub segments: &'a [Segment],
@@ -47,6 +49,8 @@ pub(crate) fn build_export(source: ExportSource<'_>) -> ExportData {
     for feature in features {
         let ExportedFeature {
             name,
+            project,
+            archived,
             meta,
             environment,
             tags: mut own,
@@ -56,11 +60,17 @@ pub(crate) fn build_export(source: ExportSource<'_>) -> ExportData {
             name: name.clone(),
             feature_type: Some(meta.feature_type),
             description: Some(meta.description),
-            project: Some(source.project.to_owned()),
+            project: Some(project),
             stale: Some(meta.stale),
             impression_data: Some(meta.impression_data),
-            archived: Some(false),
+            archived: Some(archived),
             ..Feature::default()
+        });
+        let in_environment = environment.is_some();
+        let environment = environment.unwrap_or_else(|| FeatureEnvironmentState {
+            enabled: false,
+            variants: Vec::new(),
+            strategies: Vec::new(),
         });
         for strategy in environment.strategies {
             collect_strategy_fields(&strategy, &mut used_fields);
@@ -87,14 +97,16 @@ pub(crate) fn build_export(source: ExportSource<'_>) -> ExportData {
                 }
             }
         }
-        environments.push(FeatureEnvironment {
-            name: name.clone(),
-            feature_name: Some(name.clone()),
-            environment: Some(source.environment.to_owned()),
-            enabled: environment.enabled,
-            variants: Some(environment.variants),
-            ..FeatureEnvironment::default()
-        });
+        if in_environment {
+            environments.push(FeatureEnvironment {
+                name: name.clone(),
+                feature_name: Some(name.clone()),
+                environment: Some(source.environment.to_owned()),
+                enabled: environment.enabled,
+                variants: Some(environment.variants),
+                ..FeatureEnvironment::default()
+            });
+        }
         own.sort_by(|a, b| (&a.tag_type, &a.value).cmp(&(&b.tag_type, &b.value)));
         tags.extend(own.into_iter().map(|tag| FeatureTag {
             feature_name: name.clone(),

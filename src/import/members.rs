@@ -172,11 +172,14 @@ pub(crate) fn check_members(
         {
             continue;
         }
-        let tag_type = tag
-            .tag_type
-            .clone()
-            .or_else(|| tag.deprecated_type.clone())
-            .unwrap_or_else(|| super::SIMPLE_TAG_TYPE.to_owned());
+        // As in Unleash, an entry without a tag type is skipped (not given a default type).
+        let Some(tag_type) = tag.tag_type.clone().or_else(|| tag.deprecated_type.clone()) else {
+            issues.warn(
+                format!("{}.tagType", item.path),
+                "a tag without tagType is skipped, as Unleash skips it",
+            );
+            continue;
+        };
         let mut ok = true;
         if !snapshot.tag_types.contains_key(&tag_type)
             && !payload_tag_types.contains(tag_type.as_str())

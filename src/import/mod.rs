@@ -45,6 +45,7 @@ mod members;
 mod parse;
 mod plan;
 mod strategy;
+mod validation;
 
 pub use builtins::{
     SIMPLE_TAG_TYPE, context_fields as builtin_context_fields, is_builtin_context_field,
@@ -57,6 +58,8 @@ pub(crate) use dependencies::{dependency_problem, normalise_dependency, upsert};
 pub(crate) use export::{ExportSource, ExportedFeature, build_export};
 pub(crate) use plan::plan;
 pub(crate) use strategy::{StrategyContext, default_strategy, normalise_strategy};
+pub use validation::ValidationItem;
+pub(crate) use validation::{items_of, permission_display_name, unleash_findings};
 
 use std::collections::BTreeMap;
 
@@ -91,14 +94,22 @@ pub struct ImportReport {
 /// result. Nothing is written.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct ImportValidation {
-    /// Every problem that would make the import fail, each with its path; empty when it
-    /// would succeed (given the permissions).
-    pub errors: Vec<ErrorDetail>,
-    /// What the import would ignore or deserves attention.
-    pub warnings: Vec<ErrorDetail>,
-    /// The permissions the import needs that the caller lacks, by Unleash name.
-    pub missing_permissions: Vec<String>,
+    /// What would make the import fail, under Unleash's messages (unknown strategies,
+    /// context fields whose legal values conflict, features of other projects, duplicates,
+    /// the naming pattern, the feature limit, missing segments and dependency parents). When
+    /// none of those applies but this crate's stricter checks find problems, each is one
+    /// item whose affected item is its path. Empty when the import would succeed (given the
+    /// permissions).
+    pub errors: Vec<ValidationItem>,
+    /// What deserves attention: custom strategy types used, archived features that will be
+    /// skipped, existing features that will be overwritten.
+    pub warnings: Vec<ValidationItem>,
+    /// The permissions the import needs that the caller lacks: one item
+    /// `We detected you are missing the following permissions:` listing them by Unleash's
+    /// display names (`Update feature flags`, `Create feature flags`, …), or none.
+    pub permissions: Vec<ValidationItem>,
 }
 
 /// Problems and warnings found so far.

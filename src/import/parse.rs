@@ -84,7 +84,17 @@ pub(crate) fn parse(body: &Value, issues: &mut Issues) -> Payload {
         );
         return payload;
     };
-    issues.unknown_keys(fields, "body", &["project", "environment", "data"]);
+    // The body itself is Unleash's `importTogglesSchema`, which allows no other member (only
+    // the members inside `data` may come from newer versions, and are ignored).
+    for key in fields
+        .keys()
+        .filter(|k| !["project", "environment", "data"].contains(&k.as_str()))
+    {
+        issues.error(
+            format!("body.{key}"),
+            format!("unknown member `{key}`: the body is {{project, environment, data}}"),
+        );
+    }
     for (key, target) in [
         ("project", &mut payload.project),
         ("environment", &mut payload.environment),

@@ -10,23 +10,71 @@ use serde::{Deserialize, Serialize};
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct Application {
-    /// The application's name (`appName` when clients register).
+    /// The application's name (`appName`; records written before 0.2 say `name`).
+    #[serde(rename = "appName", alias = "name")]
     pub name: String,
     /// What the application is.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(default)]
     pub description: Option<String>,
-    /// Where the application lives.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    /// Where to find it.
+    #[serde(default)]
     pub url: Option<String>,
-    /// Display colour.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    /// A colour to show it in.
+    #[serde(default)]
     pub color: Option<String>,
-    /// Display icon.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    /// An icon to show it with.
+    #[serde(default)]
     pub icon: Option<String>,
-    /// The running instances that reported in; empty when absent.
+    /// The SDK version it last registered with.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sdk_version: Option<String>,
+    /// The strategies it implements.
+    #[serde(default)]
+    pub strategies: Vec<String>,
+    /// When it was first registered (`None` for records written before 0.2).
+    #[serde(
+        default,
+        with = "super::timestamp",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub created_at: Option<DateTime<Utc>>,
+    /// Its running instances.
     #[serde(default)]
     pub instances: Vec<ApplicationInstance>,
+    /// The toggles it has reported seeing (metrics are not collected here: always empty).
+    #[serde(default)]
+    pub seen_toggles: Vec<String>,
+    /// Links to the application (`{self}`), as Unleash shows them; set when read.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub links: Option<ApplicationLinks>,
+}
+
+/// The links of an [`Application`], as in Unleash's `applicationSchema`.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+pub struct ApplicationLinks {
+    /// `/api/applications/{appName}`.
+    #[serde(rename = "self")]
+    pub self_link: String,
+}
+
+impl ApplicationLinks {
+    /// The links of the application `name`.
+    pub fn of(name: &str) -> Self {
+        Self {
+            self_link: format!("/api/applications/{name}"),
+        }
+    }
+}
+
+/// Registered applications, as Unleash lists them (`applicationsSchema`).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+pub struct ApplicationList {
+    /// How many applications match.
+    pub total: usize,
+    /// The applications, by name.
+    pub applications: Vec<Application>,
 }
 
 /// One running instance of an [`Application`]: `instanceId` is required.
@@ -58,8 +106,13 @@ mod tests {
     #[test]
     fn round_trip() {
         let json = serde_json::json!({
-            "name": "app",
+            "appName": "app",
+            "description": null,
+            "url": null,
+            "color": null,
             "icon": "x",
+            "strategies": [],
+            "seenToggles": [],
             "instances": [
                 {"instanceId": "i-1", "sdkVersion": "unleash-client-rust:0.1", "lastSeen": "2024-01-01T00:00:00.123Z"},
                 {"instanceId": "i-2"}

@@ -214,3 +214,78 @@ mod tests {
         assert_eq!(data, ExportData::default());
     }
 }
+
+/// What to export (Unleash's `exportQuerySchema`, the body of
+/// `POST /api/admin/features-batch/export`): the features to export, in `environment`.
+///
+/// The features are chosen as Unleash chooses them, the first that applies:
+/// `tag` (`"type:value"`: every feature carrying that tag, archived or not), a non-empty
+/// `features` list (those named, archived or not; names that do not exist are left out),
+/// `project` (its features that are not archived), or else every feature that is not
+/// archived. An empty `features` list therefore means all features.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct ExportQuery {
+    /// The environment whose strategies, variants and enabled state are exported.
+    pub environment: String,
+    /// Export these features (empty: see `project`, then all features).
+    #[serde(default)]
+    pub features: Vec<String>,
+    /// Export the features carrying this tag, written `type:value`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tag: Option<String>,
+    /// Export the features of this project.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub project: Option<String>,
+    /// Over HTTP, answer with `Content-Disposition: attachment` (the document is the body
+    /// either way).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub download_file: Option<bool>,
+}
+
+/// Which features an [`ExportQuery`] selects, after Unleash's precedence.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ExportSelection {
+    /// The features carrying the tag of this type and value.
+    Tag {
+        /// The tag type.
+        tag_type: String,
+        /// The tag value.
+        value: String,
+    },
+    /// The features of these names that exist.
+    Features(Vec<String>),
+    /// The features of this project that are not archived.
+    Project(String),
+    /// Every feature that is not archived.
+    All,
+}
+
+impl ExportQuery {
+    /// The selection this query makes; a `tag` that is not `type:value` is a
+    /// [`Error::Validation`](crate::Error::Validation) naming `/tag`.
+    pub fn selection(&self) -> crate::Result<ExportSelection> {
+        if let Some(tag) = &self.tag {
+            return match tag.split_once(':') {
+                Some((tag_type, value)) if !tag_type.is_empty() && !value.is_empty() => {
+                    Ok(ExportSelection::Tag {
+                        tag_type: tag_type.to_owned(),
+                        value: value.to_owned(),
+                    })
+                }
+                _ => Err(crate::Error::invalid_at(
+                    "/tag",
+                    format!("the tag \"{tag}\" is not written type:value"),
+                )),
+            };
+        }
+        if !self.features.is_empty() {
+            return Ok(ExportSelection::Features(self.features.clone()));
+        }
+        Ok(match &self.project {
+            Some(project) => ExportSelection::Project(project.clone()),
+            None => ExportSelection::All,
+        })
+    }
+}

@@ -248,3 +248,38 @@ mod tests {
         assert!(dep.variant_names().is_empty());
     }
 }
+
+/// Who created or changed a feature, as Unleash shows it in a feature's `createdBy` and
+/// `collaborators.users`: a user, or, for an admin key, Unleash's admin token user
+/// (id -42).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[serde(rename_all = "camelCase")]
+pub struct FeatureUser {
+    /// The user's id; -42 for an admin key.
+    pub id: i64,
+    /// The user's name (or username, or email).
+    pub name: String,
+    /// A Gravatar image for the user, as Unleash computes it.
+    pub image_url: String,
+}
+
+impl FeatureUser {
+    /// The user Unleash names for changes made with an admin key.
+    pub fn admin_token_user() -> Self {
+        Self::new(-42, "Unleash Admin Token User", "unleash admin token user")
+    }
+
+    /// A user named `name`, whose Gravatar is computed from `seed` (the email, the
+    /// username, or the name), as Unleash does: the SHA-256 of the lower-cased seed.
+    pub fn new(id: i64, name: &str, seed: &str) -> Self {
+        use sha2::Digest;
+        let digest = sha2::Sha256::digest(seed.trim().to_lowercase().as_bytes());
+        let hex: String = digest.iter().map(|b| format!("{b:02x}")).collect();
+        Self {
+            id,
+            name: name.to_owned(),
+            image_url: format!("https://gravatar.com/avatar/{hex}?s=42&d=retro&r=g"),
+        }
+    }
+}
