@@ -9,6 +9,7 @@ use super::records::{
 };
 use super::{Check, ToggleAdmin, event};
 use crate::auth::{Caller, Permission};
+use crate::names::{MAX_NAME, display_name_problem};
 use crate::error::{Error, Result};
 use crate::import::{SIMPLE_TAG_TYPE, tag_value_problem};
 use crate::model::Tag;
@@ -73,11 +74,8 @@ impl ToggleAdmin {
         tag: &Tag,
         add: bool,
     ) -> Result<()> {
-        self.require(
-            caller,
-            &[Check::project(Permission::UpdateFeature, project)],
-        )
-        .await?;
+        let checks = [Check::project(Permission::UpdateFeature, project)];
+        let mut first = Some(self.require(caller, &checks).await?);
         let tag = Tag {
             value: tag.value.trim().to_owned(),
             tag_type: tag.tag_type.clone(),
@@ -85,7 +83,14 @@ impl ToggleAdmin {
         if add && let Some(problem) = tag_value_problem(&tag.value) {
             return Err(Error::invalid_at("value", problem));
         }
+        if add && let Some(problem) = display_name_problem(&tag.value, MAX_NAME) {
+            return Err(Error::invalid_at("value", format!("a tag value {problem}")));
+        }
+        if add && let Some(problem) = crate::import::tag_type_name_problem(&tag.tag_type) {
+            return Err(Error::invalid_at("type", problem));
+        }
         retrying!("change_tags", async {
+            let authorised = self.authorise_attempt(&mut first, caller, &checks).await?;
             let keys = [
                 project_key(project),
                 feature_key(feature),
@@ -136,7 +141,7 @@ impl ToggleAdmin {
                     pre,
                     data,
                 ));
-            self.store.commit(changes).await?;
+            self.commit_as(&authorised, changes).await?;
             Ok(())
         })
     }

@@ -204,16 +204,19 @@ impl ToggleAdmin {
         environment: &str,
         decide: impl Fn(&Key, &RawValue) -> Result<Vec<Variant>>,
     ) -> Result<FeatureVariants> {
-        self.require(
-            caller,
-            &[Check::environment(
-                Permission::UpdateFeatureEnvironmentVariants,
-                project,
-                environment,
-            )],
-        )
-        .await?;
         retrying!("patch_variants", async {
+            // Inside the loop: a conflict (the key revoked, the user's access changed) is
+            // decided again, permission included.
+            let authorised = self
+                .require(
+                    caller,
+                    &[Check::environment(
+                        Permission::UpdateFeatureEnvironmentVariants,
+                        project,
+                        environment,
+                    )],
+                )
+                .await?;
             let target = self.read_target(project, feature, environment).await?;
             if target.archived {
                 return Err(Error::invalid_at(
@@ -263,7 +266,7 @@ impl ToggleAdmin {
                     Some(pre_data),
                     Some(data),
                 ));
-            self.store.commit(changes).await?;
+            self.commit_as(&authorised, changes).await?;
             Ok(FeatureVariants {
                 version: VARIANTS_SCHEMA_VERSION,
                 variants,
