@@ -41,11 +41,11 @@ async fn an_expired_key_is_refused_from_the_moment_it_expires() {
         .unwrap();
     assert_eq!(key.info.expires_at, Some(expires));
     let caller = admin.authenticate(Some(&key.secret)).await.unwrap();
-    admin.projects(&caller).await.unwrap();
+    admin.environments(&caller).await.unwrap();
 
     tokio::time::sleep(Duration::from_millis(700)).await;
     // A caller authenticated before the expiry is refused at its next call…
-    let err = admin.projects(&caller).await.unwrap_err();
+    let err = admin.environments(&caller).await.unwrap_err();
     assert!(
         matches!(err, Error::AuthenticationRequired { .. }),
         "{err:?}"
@@ -188,6 +188,9 @@ async fn no_write_through_a_key_commits_after_its_revocation() {
             writers.push(tokio::spawn(async move {
                 let mut i = 0;
                 while !stop.load(Ordering::Relaxed) {
+                    // MemoryStore never suspends: yield so that the revoking task and the
+                    // timer get the worker threads too.
+                    tokio::task::yield_now().await;
                     i += 1;
                     let ops = json!([{"op": "replace", "path": "", "value": [
                         {"name": format!("w{w}-{i}"), "weightType": "variable", "weight": 1000}
