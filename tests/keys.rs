@@ -99,7 +99,11 @@ async fn a_key_differing_in_one_character_is_refused() {
     let mut longer = key.secret.clone();
     longer.push('0');
     assert_eq!(
-        admin.authenticate(Some(&longer)).await.unwrap_err().status(),
+        admin
+            .authenticate(Some(&longer))
+            .await
+            .unwrap_err()
+            .status(),
         401
     );
 }
@@ -143,7 +147,10 @@ async fn secrets_appear_only_in_the_creation_answer() {
     assert!(!listed.contains(&key.secret));
     let events = serde_json::to_string(&all_events(&admin, &root).await).unwrap();
     assert!(!events.contains(&key.secret));
-    assert!(!events.contains(&sha256_hex(&key.secret)), "no digest in events");
+    assert!(
+        !events.contains(&sha256_hex(&key.secret)),
+        "no digest in events"
+    );
 }
 
 // ---------------------------------------------------------------- 4. revocation
@@ -152,8 +159,7 @@ fn variant_updates(events: &[Event], by: &str) -> Vec<u64> {
     events
         .iter()
         .filter(|e| {
-            e.event.event_type == "feature-environment-variants-updated"
-                && e.event.created_by == by
+            e.event.event_type == "feature-environment-variants-updated" && e.event.created_by == by
         })
         .map(|e| e.id)
         .collect()
@@ -208,10 +214,7 @@ async fn no_write_through_a_key_commits_after_its_revocation() {
             }));
         }
         tokio::time::sleep(Duration::from_millis(30)).await;
-        admin
-            .revoke_api_key(&root, editor.key().id)
-            .await
-            .unwrap();
+        admin.revoke_api_key(&root, editor.key().id).await.unwrap();
         stop.store(true, Ordering::Relaxed);
         for writer in writers {
             writer.await.unwrap();
@@ -269,11 +272,7 @@ impl Store for Interfering {
         self.inner.revision().await
     }
     async fn commit(&self, changes: ChangeSet) -> Result<Revision, StoreError> {
-        let interfere = if changes
-            .events
-            .iter()
-            .any(|e| e.event_type == self.before)
-        {
+        let interfere = if changes.events.iter().any(|e| e.event_type == self.before) {
             self.interfere.lock().unwrap().take()
         } else {
             None
@@ -301,7 +300,9 @@ async fn a_key_revoked_between_check_and_commit_writes_nothing() {
             &root,
             "writer",
             KeyAccess::Grants {
-                grants: vec![Grant::everywhere(Permission::UpdateFeatureEnvironmentVariants)],
+                grants: vec![Grant::everywhere(
+                    Permission::UpdateFeatureEnvironmentVariants,
+                )],
             },
         )
         .await

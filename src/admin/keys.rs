@@ -311,7 +311,7 @@ fn check_new_key(
     expires_at: Option<DateTime<Utc>>,
 ) -> Result<(Vec<Key>, Vec<String>)> {
     let mut problems = Vec::new();
-if let Some(problem) = name_problem {
+    if let Some(problem) = name_problem {
         problems.push(ErrorDetail::at("name", format!("the key's name {problem}")));
     }
     if let Some(at) = expires_at

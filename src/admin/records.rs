@@ -98,7 +98,10 @@ pub(crate) fn decode_opt<T: DeserializeOwned>(
 /// ([`Error::Internal`]), not a store failure.
 pub(crate) fn encode<T: Serialize + ?Sized>(key: &Key, value: &T) -> Result<Json> {
     Json::encode(value).map_err(|source| {
-        Error::internal(format!("could not encode record {key}"), Some(Box::new(source)))
+        Error::internal(
+            format!("could not encode record {key}"),
+            Some(Box::new(source)),
+        )
     })
 }
 

@@ -5,10 +5,10 @@ use super::records::{
 };
 use super::{Check, ToggleAdmin, event};
 use crate::auth::{Caller, Permission};
-use crate::names::{MAX_NAME, display_name_problem};
 use crate::error::{Error, Result};
 use crate::import::{Issues, check_constraints};
 use crate::model::{NewSegment, Segment};
+use crate::names::{MAX_NAME, display_name_problem};
 use crate::store::{ChangeSet, Collection, Revision};
 
 impl ToggleAdmin {

@@ -9,10 +9,10 @@ use super::records::{
 };
 use super::{Check, ToggleAdmin, event};
 use crate::auth::{Caller, Permission};
-use crate::names::{MAX_NAME, display_name_problem};
 use crate::error::{Error, Result};
 use crate::import::{SIMPLE_TAG_TYPE, tag_value_problem};
 use crate::model::Tag;
+use crate::names::{MAX_NAME, display_name_problem};
 use crate::store::ChangeSet;
 
 impl ToggleAdmin {

@@ -16,8 +16,8 @@ use crate::access::{
     self, Group, LAST_BUILTIN_ROLE, Role, RolePermission, RoleType, User, VIEWER_ROLE,
 };
 use crate::auth::{Caller, Permission};
-use crate::names::{MAX_NAME, display_name_problem};
 use crate::error::{Error, ErrorDetail, Result};
+use crate::names::{MAX_NAME, display_name_problem};
 use crate::store::{ChangeSet, Collection, Key, Listing, Revision};
 
 /// A user to create.
@@ -125,7 +125,10 @@ impl ToggleAdmin {
                 && !text.trim().is_empty()
                 && let Some(problem) = display_name_problem(text, MAX_NAME)
             {
-                problems.push(ErrorDetail::at(path, format!("the user's {path} {problem}")));
+                problems.push(ErrorDetail::at(
+                    path,
+                    format!("the user's {path} {problem}"),
+                ));
             }
         }
         if username.is_none() && email.is_none() {
@@ -221,7 +224,10 @@ impl ToggleAdmin {
             ));
         }
         if let Some(problem) = display_name_problem(name, MAX_NAME) {
-            return Err(Error::invalid_at("name", format!("a group's name {problem}")));
+            return Err(Error::invalid_at(
+                "name",
+                format!("a group's name {problem}"),
+            ));
         }
         retrying!("create_group", async {
             let authorised = self.authorise_attempt(&mut first, caller, &checks).await?;
@@ -330,7 +336,10 @@ impl ToggleAdmin {
             ));
         }
         if let Some(problem) = display_name_problem(name, MAX_NAME) {
-            return Err(Error::invalid_at("name", format!("a role's name {problem}")));
+            return Err(Error::invalid_at(
+                "name",
+                format!("a role's name {problem}"),
+            ));
         }
         retrying!("create_role", async {
             let authorised = self.authorise_attempt(&mut first, caller, &checks).await?;
