@@ -480,3 +480,35 @@ async fn display_names_may_be_any_printable_text() {
         assert!(r.status.is_success(), "{path}: {} {}", r.status, r.text());
     }
 }
+
+/// The 400 names the field as the body spells it.
+#[tokio::test]
+async fn hostile_key_names_are_reported_at_their_body_field() {
+    let t = setup().await;
+    let r = t
+        .call(
+            Method::POST,
+            TOKENS,
+            Some(&json!({"tokenName": "a\u{0}b", "type": "admin"})),
+        )
+        .await;
+    let body = r.error(StatusCode::BAD_REQUEST, "ValidationError");
+    assert_eq!(body["details"][0]["path"], "/tokenName", "{body}");
+    let r = t
+        .call(
+            Method::POST,
+            "/api/admin/user-admin",
+            Some(&json!({"username": "dev"})),
+        )
+        .await;
+    let id = r.json()["id"].as_i64().unwrap();
+    let r = t
+        .call(
+            Method::POST,
+            &format!("/api/admin/user-admin/{id}/tokens"),
+            Some(&json!({"description": "x".repeat(256)})),
+        )
+        .await;
+    let body = r.error(StatusCode::BAD_REQUEST, "ValidationError");
+    assert_eq!(body["details"][0]["path"], "/description", "{body}");
+}

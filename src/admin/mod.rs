@@ -163,8 +163,8 @@ impl ToggleAdmin {
     /// expiry has passed; missing permissions fail with one [`Error::NoAccess`] that names
     /// all of them.
     ///
-    /// The answer is an [`Authorised`]: the key's current grants (for a key acting as a
-    /// user: its root role's, and its roles' in the projects the checks name) and the
+    /// The grants are read afresh (for a key acting as a user: its root role's, and its
+    /// roles' in the projects the checks name). The answer is an [`Authorised`]: the
     /// records the decision was based on, at the revisions read. An operation that writes
     /// commits through [`commit_as`](Self::commit_as), which makes those revisions
     /// preconditions of its commit: if the key is revoked, or the user, its groups, the
@@ -208,7 +208,7 @@ impl ToggleAdmin {
             }
         }
         if missing.is_empty() {
-            return Ok(Authorised { grants, basis });
+            return Ok(Authorised { basis });
         }
         Err(no_access(&missing))
     }
@@ -263,14 +263,11 @@ impl ToggleAdmin {
     }
 }
 
-/// A permission decision that allowed an operation: the grants it found and the records it
-/// was based on, each at the revision read (the key's record first). Writes commit through
+/// A permission decision that allowed an operation: the records it was based on, each at the
+/// revision read (the key's record first). Writes commit through
 /// [`ToggleAdmin::commit_as`], which makes these revisions preconditions.
 #[derive(Debug, Clone)]
 pub(crate) struct Authorised {
-    /// The grants the key holds, as far as the checks needed them.
-    #[allow(dead_code)]
-    pub grants: Vec<Grant>,
     /// The records the decision read, with their revisions ([`Revision::ABSENT`] for one
     /// that did not exist, e.g. a project without access configuration).
     basis: Vec<(Key, Revision)>,
@@ -279,7 +276,6 @@ pub(crate) struct Authorised {
 impl Authorised {
     /// One decision based on the records of both (for an operation that checks twice).
     pub(crate) fn and(mut self, other: Authorised) -> Authorised {
-        self.grants.extend(other.grants);
         self.basis.extend(other.basis);
         self
     }

@@ -213,6 +213,12 @@ async fn create_admin_key(
         problems.push(ErrorDetail::at("/tokenName", "tokenName is required"));
         return Err(Error::validation("The token is not valid.", problems).into());
     };
+    if let Some(problem) = crate::names::display_name_problem(&name, crate::names::MAX_NAME) {
+        problems.push(ErrorDetail::at(
+            "/tokenName",
+            format!("the token name {problem}"),
+        ));
+    }
     if !problems.is_empty() {
         return Err(Error::validation("The token is not valid.", problems).into());
     }
@@ -331,6 +337,15 @@ async fn create_user_key(
     JsonBody(body): JsonBody<NewUserToken>,
 ) -> HttpResult<Json<UserTokenView>> {
     let mut problems = Vec::new();
+    // The library names the key's name `name`; here it is the body's `description`.
+    if let Some(problem) =
+        crate::names::display_name_problem(&body.description, crate::names::MAX_NAME)
+    {
+        problems.push(ErrorDetail::at(
+            "/description",
+            format!("the description {problem}"),
+        ));
+    }
     let expires_at = expiry(body.expires_at.as_ref(), &mut problems);
     if !problems.is_empty() {
         return Err(Error::validation("The token is not valid.", problems).into());
