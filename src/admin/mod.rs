@@ -172,6 +172,10 @@ impl ToggleAdmin {
     /// conflicts, the operation re-reads (calling `require` again, inside its retry loop) and
     /// the new decision stands. So no write authorised by a key commits after that key's
     /// revocation has returned.
+    ///
+    /// An expiry is a point in time, not a record, so it cannot be a precondition: it is
+    /// checked at every decision (each attempt of an operation decides anew), and a write
+    /// decided an instant before the key expires may commit an instant after.
     pub(crate) async fn require(
         &self,
         caller: &Caller,

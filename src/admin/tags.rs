@@ -12,7 +12,6 @@ use crate::auth::{Caller, Permission};
 use crate::error::{Error, Result};
 use crate::import::{SIMPLE_TAG_TYPE, tag_value_problem};
 use crate::model::Tag;
-use crate::names::{MAX_NAME, display_name_problem};
 use crate::store::ChangeSet;
 
 impl ToggleAdmin {
@@ -82,9 +81,6 @@ impl ToggleAdmin {
         };
         if add && let Some(problem) = tag_value_problem(&tag.value) {
             return Err(Error::invalid_at("value", problem));
-        }
-        if add && let Some(problem) = display_name_problem(&tag.value, MAX_NAME) {
-            return Err(Error::invalid_at("value", format!("a tag value {problem}")));
         }
         if add && let Some(problem) = crate::import::tag_type_name_problem(&tag.tag_type) {
             return Err(Error::invalid_at("type", problem));

@@ -371,10 +371,21 @@ pub(crate) fn tag_type_name_problem(name: &str) -> Option<String> {
     }
 }
 
-/// What is wrong with a tag value: 2–50 characters (Unleash's rule).
+/// What is wrong with a tag value: 2–50 characters (Unleash's rule), none of them a control
+/// character (a tag value is shown as a label; NUL, newlines and escapes are never part of
+/// one).
 pub(crate) fn tag_value_problem(value: &str) -> Option<String> {
     let length = value.trim().chars().count();
-    (!(2..=50).contains(&length)).then(|| format!("a tag value has 2–50 characters, not {length}"))
+    if !(2..=50).contains(&length) {
+        Some(format!("a tag value has 2–50 characters, not {length}"))
+    } else if let Some(c) = value.chars().find(|c| c.is_control()) {
+        Some(format!(
+            "a tag value must not contain control characters, but has U+{:04X}",
+            u32::from(c)
+        ))
+    } else {
+        None
+    }
 }
 
 /// `#RRGGBB`.
