@@ -186,49 +186,64 @@ fn revocation_of(events: &[Event], id: uuid::Uuid) -> u64 {
 async fn no_write_through_a_key_commits_after_its_revocation() {
     for round in 0..5 {
         let (admin, root) = common::setup().await;
-        let (_, editor) = user_with_key(&admin, &root, "editor", 2).await;
-        let stop = Arc::new(AtomicBool::new(false));
-        let mut writers = Vec::new();
-        for w in 0..8 {
-            let (admin, editor, stop) = (admin.clone(), editor.clone(), stop.clone());
-            writers.push(tokio::spawn(async move {
-                let mut i = 0;
-                while !stop.load(Ordering::Relaxed) {
-                    // MemoryStore never suspends: yield so that the revoking task and the
-                    // timer get the worker threads too.
-                    tokio::task::yield_now().await;
-                    i += 1;
-                    let ops = json!([{"op": "replace", "path": "", "value": [
-                        {"name": format!("w{w}-{i}"), "weightType": "variable", "weight": 1000}
-                    ]}]);
-                    match admin
-                        .patch_variants(&editor, "p", "f", "production", &patch(ops))
-                        .await
-                    {
-                        Ok(_) => {}
-                        Err(Error::AuthenticationRequired { .. }) => break,
-                        Err(Error::Contention { .. }) => {}
-                        Err(other) => panic!("unexpected {other:?}"),
-                    }
-                }
-            }));
-        }
-        tokio::time::sleep(Duration::from_millis(30)).await;
-        admin.revoke_api_key(&root, editor.key().id).await.unwrap();
-        stop.store(true, Ordering::Relaxed);
-        for writer in writers {
-            writer.await.unwrap();
-        }
-        let events = all_events(&admin, &root).await;
-        let revoked_at = revocation_of(&events, editor.key().id);
-        let updates = variant_updates(&events, "editor");
-        assert!(!updates.is_empty(), "round {round}: the writers wrote");
-        let late: Vec<u64> = updates.into_iter().filter(|id| *id > revoked_at).collect();
-        assert!(
-            late.is_empty(),
-            "round {round}: updates {late:?} after the revocation event {revoked_at}"
-        );
+        eight_writers_and_a_revocation(admin, root, round).await;
     }
+}
+
+/// The same on a FileStore, whose commits go through its group-commit pipeline.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn no_write_through_a_key_commits_after_its_revocation_on_a_file_store() {
+    for round in 0..3 {
+        let dir = tempfile::tempdir().unwrap();
+        let store = toggle_admin::store::FileStore::open(dir.path()).unwrap();
+        let (admin, root) = common::setup_on(ToggleAdmin::new(store)).await;
+        eight_writers_and_a_revocation(admin, root, round).await;
+    }
+}
+
+async fn eight_writers_and_a_revocation(admin: ToggleAdmin, root: Caller, round: usize) {
+    let (_, editor) = user_with_key(&admin, &root, "editor", 2).await;
+    let stop = Arc::new(AtomicBool::new(false));
+    let mut writers = Vec::new();
+    for w in 0..8 {
+        let (admin, editor, stop) = (admin.clone(), editor.clone(), stop.clone());
+        writers.push(tokio::spawn(async move {
+            let mut i = 0;
+            while !stop.load(Ordering::Relaxed) {
+                // MemoryStore never suspends: yield so that the revoking task and the
+                // timer get the worker threads too.
+                tokio::task::yield_now().await;
+                i += 1;
+                let ops = json!([{"op": "replace", "path": "", "value": [
+                    {"name": format!("w{w}-{i}"), "weightType": "variable", "weight": 1000}
+                ]}]);
+                match admin
+                    .patch_variants(&editor, "p", "f", "production", &patch(ops))
+                    .await
+                {
+                    Ok(_) => {}
+                    Err(Error::AuthenticationRequired { .. }) => break,
+                    Err(Error::Contention { .. }) => {}
+                    Err(other) => panic!("unexpected {other:?}"),
+                }
+            }
+        }));
+    }
+    tokio::time::sleep(Duration::from_millis(30)).await;
+    admin.revoke_api_key(&root, editor.key().id).await.unwrap();
+    stop.store(true, Ordering::Relaxed);
+    for writer in writers {
+        writer.await.unwrap();
+    }
+    let events = all_events(&admin, &root).await;
+    let revoked_at = revocation_of(&events, editor.key().id);
+    let updates = variant_updates(&events, "editor");
+    assert!(!updates.is_empty(), "round {round}: the writers wrote");
+    let late: Vec<u64> = updates.into_iter().filter(|id| *id > revoked_at).collect();
+    assert!(
+        late.is_empty(),
+        "round {round}: updates {late:?} after the revocation event {revoked_at}"
+    );
 }
 
 /// A store that, once armed, runs `interfere` just before the next commit that records an

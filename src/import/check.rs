@@ -377,15 +377,14 @@ pub(crate) fn tag_type_name_problem(name: &str) -> Option<String> {
 pub(crate) fn tag_value_problem(value: &str) -> Option<String> {
     let length = value.trim().chars().count();
     if !(2..=50).contains(&length) {
-        Some(format!("a tag value has 2–50 characters, not {length}"))
-    } else if let Some(c) = value.chars().find(|c| c.is_control()) {
-        Some(format!(
+        return Some(format!("a tag value has 2–50 characters, not {length}"));
+    }
+    value.chars().find(|c| c.is_control()).map(|c| {
+        format!(
             "a tag value must not contain control characters, but has U+{:04X}",
             u32::from(c)
-        ))
-    } else {
-        None
-    }
+        )
+    })
 }
 
 /// `#RRGGBB`.
