@@ -281,3 +281,26 @@ pub struct ErrorBody {
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub details: Vec<ErrorDetail>,
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn internal_errors_are_500s_that_say_nothing_of_their_cause() {
+        let source = serde_json::from_str::<u8>("x").unwrap_err();
+        let error = Error::internal("could not encode the secret sauce", Some(Box::new(source)));
+        assert_eq!(error.status(), 500);
+        assert_eq!(error.name(), "InternalError");
+        let body = error.body();
+        assert!(!body.message.contains("secret sauce"), "{}", body.message);
+        assert!(std::error::Error::source(&error).is_some());
+        // Store failures stay store failures.
+        let store = Error::from(StoreError::Backend {
+            message: "connection lost".into(),
+            source: None,
+        });
+        assert!(matches!(store, Error::Store(_)));
+        assert_ne!(store.body().message, body.message);
+    }
+}

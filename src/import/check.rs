@@ -391,3 +391,18 @@ pub(crate) fn tag_value_problem(value: &str) -> Option<String> {
 pub(crate) fn is_colour(text: &str) -> bool {
     text.len() == 7 && text.starts_with('#') && text[1..].bytes().all(|b| b.is_ascii_hexdigit())
 }
+
+#[cfg(test)]
+mod tag_value_tests {
+    use super::tag_value_problem;
+
+    #[test]
+    fn tag_values_are_2_to_50_printable_characters() {
+        assert_eq!(tag_value_problem("team-a"), None);
+        assert_eq!(tag_value_problem("Équipe 🚀"), None);
+        assert!(tag_value_problem("a").is_some());
+        assert!(tag_value_problem(&"a".repeat(51)).is_some());
+        assert!(tag_value_problem("a\u{0}b").is_some());
+        assert!(tag_value_problem("a\nb").is_some());
+    }
+}
