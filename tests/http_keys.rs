@@ -512,3 +512,49 @@ async fn hostile_key_names_are_reported_at_their_body_field() {
     let body = r.error(StatusCode::BAD_REQUEST, "ValidationError");
     assert_eq!(body["details"][0]["path"], "/description", "{body}");
 }
+
+/// Revoking by secret puts the secret in the path; the request's log lines must not carry it.
+#[tokio::test]
+async fn a_secret_in_the_path_stays_out_of_the_logs() {
+    use std::sync::{Arc, Mutex};
+
+    #[derive(Clone, Default)]
+    struct Buffer(Arc<Mutex<Vec<u8>>>);
+    impl std::io::Write for Buffer {
+        fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
+            self.0.lock().unwrap().extend_from_slice(bytes);
+            Ok(bytes.len())
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+
+    let buffer = Buffer::default();
+    let writer = buffer.clone();
+    let subscriber = tracing_subscriber::fmt()
+        .with_max_level(tracing::Level::TRACE)
+        .with_ansi(false)
+        .with_writer(move || writer.clone())
+        .finish();
+    let _guard = tracing::subscriber::set_default(subscriber);
+    let t = setup().await;
+    let r = t
+        .call(
+            Method::POST,
+            TOKENS,
+            Some(&json!({"tokenName": "k", "type": "admin"})),
+        )
+        .await;
+    let secret = r.json()["secret"].as_str().unwrap().to_owned();
+    let r = t
+        .call(Method::DELETE, &format!("{TOKENS}/{secret}"), None)
+        .await;
+    assert_eq!(r.status, StatusCode::OK, "{}", r.text());
+    let logs = String::from_utf8(buffer.0.lock().unwrap().clone()).unwrap();
+    assert!(
+        logs.contains("api-tokens/<secret>"),
+        "the request was logged: {logs}"
+    );
+    assert!(!logs.contains(&secret), "the secret is in the logs: {logs}");
+}

@@ -166,7 +166,7 @@ impl RouterConfig {
             .layer(DefaultBodyLimit::max(self.body_limit))
             .with_state(admin)
             .layer(CatchPanicLayer::custom(panic_response))
-            .layer(TraceLayer::new_for_http())
+            .layer(TraceLayer::new_for_http().make_span_with(keys::request_span))
     }
 }
 
