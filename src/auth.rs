@@ -1,9 +1,21 @@
 //! API keys, grants and permissions.
 //!
-//! A key is a random secret (256 bits from the OS generator, via UUID v4s) shown once when
-//! created and stored only as its SHA-256 hash: the store never holds a usable secret. A
-//! presented secret is hashed and the hash looked up; equality of hashes is compared in
-//! constant time, and the lookup by hash reveals nothing about the secret.
+//! A key is a random secret (244 bits from the OS generator, via UUID v4s) shown once when
+//! created and never stored: the store holds two digests of it, neither usable as a key.
+//!
+//! * The **lookup id**, the record's id, is the secret's SHA-256. A presented secret is
+//!   hashed and the record looked up by that id; the lookup reveals nothing about the secret
+//!   (finding the record of a given id needs a SHA-256 preimage).
+//! * The **verifier**, kept inside the record, is a second digest of the secret under a
+//!   different domain (SHA-256 of a fixed prefix and the secret). After the lookup the
+//!   verifier stored in the record is compared, in constant time, with the verifier of the
+//!   presented secret. So a record is accepted only if it was made for exactly this secret,
+//!   even from a store whose lookup is not exact (a collation, a prefix index, a bug).
+//!   Records written before verifiers existed have none; they are accepted on the exact
+//!   lookup alone (re-create such keys to give them one).
+//!
+//! A key may have an expiry ([`ApiKeyInfo::expires_at`]): from that instant on it is refused
+//! like a revoked key, at authentication and at every permission check.
 //!
 //! A key either is an admin key (every permission) or carries explicit grants, each a
 //! [`Permission`] optionally limited to a project and an environment, as in Unleash: a grant
@@ -236,6 +248,16 @@ pub struct ApiKeyInfo {
     pub access: KeyAccess,
     /// When it was created.
     pub created_at: DateTime<Utc>,
+    /// When it stops working, if ever: from this instant on it authenticates no more (401).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub expires_at: Option<DateTime<Utc>>,
+}
+
+impl ApiKeyInfo {
+    /// Whether the key has expired at `now`: it has an expiry and `now` is at or past it.
+    pub fn is_expired_at(&self, now: DateTime<Utc>) -> bool {
+        self.expires_at.is_some_and(|at| now >= at)
+    }
 }
 
 /// A newly created key: its description and its secret, which is shown only this once.
@@ -306,6 +328,23 @@ pub(crate) fn hash_secret(secret: &str) -> String {
 
 const HEX: &[u8; 16] = b"0123456789abcdef";
 
+/// The verifier of a secret, kept in its key's record and compared in constant time with
+/// the presented secret's at authentication: SHA-256 of a domain prefix and the secret, as
+/// lowercase hex. The prefix makes it independent of the lookup id ([`hash_secret`]), so a
+/// record whose id was reached without knowing the secret still does not verify.
+pub(crate) fn verifier_of(secret: &str) -> String {
+    let mut hasher = Sha256::new();
+    hasher.update(b"toggle-admin api key verifier v1\0");
+    hasher.update(secret.as_bytes());
+    let digest = hasher.finalize();
+    let mut hex = String::with_capacity(64);
+    for byte in digest.iter() {
+        hex.push(char::from(HEX[usize::from(byte >> 4)]));
+        hex.push(char::from(HEX[usize::from(byte & 0xf)]));
+    }
+    hex
+}
+
 /// Equality of two strings in time that depends only on their lengths.
 pub(crate) fn constant_time_eq(a: &str, b: &str) -> bool {
     let (a, b) = (a.as_bytes(), b.as_bytes());
@@ -340,6 +379,17 @@ mod tests {
         assert!(constant_time_eq("abc", "abc"));
         assert!(!constant_time_eq("abc", "abd"));
         assert!(!constant_time_eq("abc", "ab"));
+    }
+
+    #[test]
+    fn verifiers_differ_from_lookup_ids() {
+        let secret = new_secret();
+        assert_ne!(verifier_of(&secret), hash_secret(&secret));
+        assert_eq!(verifier_of(&secret), verifier_of(&secret));
+        let mut other = secret.clone();
+        other.pop();
+        other.push('!');
+        assert_ne!(verifier_of(&secret), verifier_of(&other));
     }
 
     #[test]

@@ -67,6 +67,11 @@ impl fmt::Display for ErrorDetail {
 /// | [`PayloadTooLarge`](Error::PayloadTooLarge) | `PayloadTooLarge` | 413 |
 /// | [`ContentType`](Error::ContentType) | `ContentTypeError` | 415 |
 /// | [`Store`](Error::Store) | `InternalError` | 500 |
+/// | [`Internal`](Error::Internal) | `InternalError` | 500 |
+///
+/// [`Store`](Error::Store) is a failure of the store (I/O, damaged data, a lost connection);
+/// [`Internal`](Error::Internal) is a bug of this crate (a value it cannot serialise, a
+/// handler that panicked). Neither is the client's fault; neither body says more than that.
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum Error {
@@ -136,6 +141,17 @@ pub enum Error {
     /// The store failed: I/O, corruption, a lost connection.
     #[error("the store failed: {0}")]
     Store(#[from] StoreError),
+    /// A bug in this crate: something it should always be able to do failed (serialising
+    /// its own values, a handler that panicked). Logged with its cause; the client sees only
+    /// a 500.
+    #[error("internal error: {message}")]
+    Internal {
+        /// What failed, for the logs.
+        message: String,
+        /// The underlying error, where there was one.
+        #[source]
+        source: Option<Box<dyn std::error::Error + Send + Sync>>,
+    },
 }
 
 impl Error {
@@ -151,7 +167,7 @@ impl Error {
             Error::MethodNotAllowed { .. } => "MethodNotAllowedError",
             Error::PayloadTooLarge { .. } => "PayloadTooLarge",
             Error::ContentType { .. } => "ContentTypeError",
-            Error::Store(_) => "InternalError",
+            Error::Store(_) | Error::Internal { .. } => "InternalError",
         }
     }
 
@@ -166,7 +182,7 @@ impl Error {
             Error::MethodNotAllowed { .. } => 405,
             Error::PayloadTooLarge { .. } => 413,
             Error::ContentType { .. } => 415,
-            Error::Store(_) => 500,
+            Error::Store(_) | Error::Internal { .. } => 500,
         }
     }
 
@@ -204,6 +220,17 @@ impl Error {
         }
     }
 
+    /// An internal error (a bug of this crate) described by `message`, caused by `source`.
+    pub fn internal(
+        message: impl Into<String>,
+        source: Option<Box<dyn std::error::Error + Send + Sync>>,
+    ) -> Self {
+        Error::Internal {
+            message: message.into(),
+            source,
+        }
+    }
+
     /// A name-exists error with the given message.
     pub fn name_exists(message: impl Into<String>) -> Self {
         Error::NameExists {
@@ -218,6 +245,9 @@ impl Error {
     pub fn body(&self) -> ErrorBody {
         let message = match self {
             Error::Store(_) => "The store failed to complete the operation.".to_owned(),
+            Error::Internal { .. } => {
+                "The server failed to complete the operation (an internal error).".to_owned()
+            }
             other => other.to_string(),
         };
         let details = match self {
@@ -250,4 +280,27 @@ pub struct ErrorBody {
     /// One entry per problem, where the kind lists them.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub details: Vec<ErrorDetail>,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn internal_errors_are_500s_that_say_nothing_of_their_cause() {
+        let source = serde_json::from_str::<u8>("x").unwrap_err();
+        let error = Error::internal("could not encode the secret sauce", Some(Box::new(source)));
+        assert_eq!(error.status(), 500);
+        assert_eq!(error.name(), "InternalError");
+        let body = error.body();
+        assert!(!body.message.contains("secret sauce"), "{}", body.message);
+        assert!(std::error::Error::source(&error).is_some());
+        // Store failures stay store failures.
+        let store = Error::from(StoreError::Backend {
+            message: "connection lost".into(),
+            source: None,
+        });
+        assert!(matches!(store, Error::Store(_)));
+        assert_ne!(store.body().message, body.message);
+    }
 }

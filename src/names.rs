@@ -30,6 +30,30 @@ pub(crate) fn name_problem(name: &str, max: usize) -> Option<String> {
     }
 }
 
+/// The longest name this crate stores, in characters: Unleash's name columns are
+/// `varchar(255)`.
+pub(crate) const MAX_NAME: usize = 255;
+
+/// What is wrong with `text` as a display name (a user's, group's, role's, segment's, key's)
+/// of 1 to `max` characters, if anything. Display names may hold any printable text (spaces,
+/// accents, punctuation, emoji) but no control character (NUL, newline, escape, …): those
+/// corrupt logs and terminals and are never part of a name. Blank text is refused too.
+pub(crate) fn display_name_problem(text: &str, max: usize) -> Option<String> {
+    let length = text.chars().count();
+    if text.trim().is_empty() {
+        Some("must not be empty".to_owned())
+    } else if length > max {
+        Some(format!("is {length} characters long, more than {max}"))
+    } else if let Some((at, c)) = text.chars().enumerate().find(|(_, c)| c.is_control()) {
+        Some(format!(
+            "must not contain control characters, but has U+{:04X} at character {at}",
+            u32::from(c)
+        ))
+    } else {
+        None
+    }
+}
+
 /// A project's feature naming pattern as a regex that must match the whole name.
 pub(crate) fn naming_regex(pattern: &str) -> Result<regex::Regex, String> {
     regex::Regex::new(&format!("^(?:{pattern})$"))
@@ -51,5 +75,17 @@ mod tests {
         assert!(name_problem("", 100).is_some());
         assert!(name_problem(&"a".repeat(101), 100).is_some());
         assert!(name_problem(&"a".repeat(100), 100).is_none());
+    }
+
+    #[test]
+    fn display_names_are_printable_text() {
+        for ok in ["Ada Lovelace", "Équipe 🚀", "a/b ../x", "x"] {
+            assert_eq!(display_name_problem(ok, MAX_NAME), None, "{ok}");
+        }
+        for bad in ["", "   ", "a\0b", "a\nb", "\u{1b}[31m", "tab\there"] {
+            assert!(display_name_problem(bad, MAX_NAME).is_some(), "{bad:?}");
+        }
+        assert!(display_name_problem(&"é".repeat(255), MAX_NAME).is_none());
+        assert!(display_name_problem(&"é".repeat(256), MAX_NAME).is_some());
     }
 }

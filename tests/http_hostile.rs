@@ -177,7 +177,8 @@ async fn invalid_utf8_is_a_400() {
 #[tokio::test]
 async fn a_nul_in_a_path_segment_is_a_clear_4xx() {
     let t = setup().await;
-    // Reading: no such feature, project or environment.
+    // Reading: a path parameter with a control character names nothing that can exist: 400
+    // naming the parameter (issue 17; was 404).
     for path in [
         "/api/admin/projects/p/features/f%00/environments/production/variants",
         "/api/admin/projects/p%00/features/f/environments/production/variants",
@@ -186,9 +187,9 @@ async fn a_nul_in_a_path_segment_is_a_clear_4xx() {
         "/api/admin/metrics/applications/app%00",
     ] {
         let r = t.call(Method::GET, path, None).await;
-        r.error(StatusCode::NOT_FOUND, "NotFoundError");
+        r.error(StatusCode::BAD_REQUEST, "ValidationError");
     }
-    // Writing: the feature does not exist.
+    // Writing: the same.
     let patch = json!([{"op": "add", "path": "/-", "value": {"name": "a", "weight": 0}}]);
     let r = t
         .call(
@@ -197,7 +198,7 @@ async fn a_nul_in_a_path_segment_is_a_clear_4xx() {
             Some(&patch),
         )
         .await;
-    r.error(StatusCode::NOT_FOUND, "NotFoundError");
+    r.error(StatusCode::BAD_REQUEST, "ValidationError");
     // Registering an application whose name holds a NUL: refused as a name.
     let r = t
         .call(
@@ -238,7 +239,8 @@ async fn a_feature_name_of_10_000_characters_is_a_clear_4xx() {
             None,
         )
         .await;
-    r.error(StatusCode::NOT_FOUND, "NotFoundError");
+    // Longer than any name can be: 400 naming the parameter (issue 17; was 404).
+    r.error(StatusCode::BAD_REQUEST, "ValidationError");
     let r = t
         .call(
             Method::PATCH,
@@ -246,7 +248,7 @@ async fn a_feature_name_of_10_000_characters_is_a_clear_4xx() {
             Some(&json!([])),
         )
         .await;
-    r.error(StatusCode::NOT_FOUND, "NotFoundError");
+    r.error(StatusCode::BAD_REQUEST, "ValidationError");
     // In an import: refused by the name rules, nothing written.
     let body = json!({"project": "p", "environment": "production",
         "data": {"features": [{"name": long}], "featureStrategies": [], "tagTypes": []}});

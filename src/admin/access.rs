@@ -11,7 +11,7 @@ use crate::access::{self, AccessChange, Group, KnownIds, Role, RoleType, User};
 use crate::auth::{Caller, Grant, Permission};
 use crate::error::{Error, Result};
 use crate::model::ProjectAccessConfiguration;
-use crate::store::{ChangeSet, Collection, Key};
+use crate::store::{ChangeSet, Collection, Key, Revision};
 
 pub(crate) fn access_key(project: &str) -> Key {
     Key::new(Collection::ProjectAccess, project)
@@ -79,7 +79,7 @@ impl ToggleAdmin {
                 .into_iter()
                 .map(|p| Check::project(p, project))
                 .collect();
-            self.require(caller, &checks).await?;
+            let authorised = self.require(caller, &checks).await?;
             if project_record.is_none() {
                 return Err(project_not_found(project));
             }
@@ -98,7 +98,7 @@ impl ToggleAdmin {
                     None => Check::project(entry.permission, project),
                 })
                 .collect();
-            self.require(caller, &checks).await.map_err(|e| match e {
+            let escalation = self.require(caller, &checks).await.map_err(|e| match e {
                 Error::NoAccess {
                     message,
                     permissions,
@@ -127,7 +127,7 @@ impl ToggleAdmin {
                     Some(encode(&keys[1], &old)?),
                     Some(encode(&keys[1], &new)?),
                 ));
-            self.store.commit(changes).await?;
+            self.commit_as(&authorised.and(escalation), changes).await?;
             Ok(())
         })
     }
@@ -222,13 +222,19 @@ impl ToggleAdmin {
     /// there directly or through its groups. A user that no longer exists holds nothing.
     ///
     /// Read afresh at every check, so a change of access takes effect at the next call.
+    ///
+    /// Every record read (the user, each project's access configuration, the groups and
+    /// custom roles it names) is added to `basis` with its revision, absent ones too.
     pub(crate) async fn user_grants(
         &self,
         user_id: i64,
         checks: &[Check<'_>],
+        basis: &mut Vec<(Key, Revision)>,
     ) -> Result<Vec<Grant>> {
         let key = user_key(user_id);
-        let Some(user) = decode_opt::<User>(&key, self.store.get(&key).await?.as_ref())? else {
+        let record = self.store.get(&key).await?;
+        basis.push((key.clone(), revision_of(record.as_ref())));
+        let Some(user) = decode_opt::<User>(&key, record.as_ref())? else {
             return Ok(Vec::new());
         };
         let root = access::builtin_role(user.root_role).filter(|r| r.role_type == RoleType::Root);
@@ -236,10 +242,9 @@ impl ToggleAdmin {
         let mut held: Vec<(&str, Vec<Role>)> = Vec::new();
         for project in projects {
             let key = access_key(project);
-            let Some(config) = decode_opt::<ProjectAccessConfiguration>(
-                &key,
-                self.store.get(&key).await?.as_ref(),
-            )?
+            let record = self.store.get(&key).await?;
+            basis.push((key.clone(), revision_of(record.as_ref())));
+            let Some(config) = decode_opt::<ProjectAccessConfiguration>(&key, record.as_ref())?
             else {
                 continue;
             };
@@ -248,12 +253,19 @@ impl ToggleAdmin {
             let keys: Vec<Key> = group_ids.iter().map(|id| group_key(*id)).collect();
             let mut groups = Vec::new();
             for (key, record) in keys.iter().zip(self.store.get_many(&keys).await?) {
+                basis.push((key.clone(), revision_of(record.as_ref())));
                 if let Some(group) = decode_opt::<Group>(key, record.as_ref())? {
                     groups.push(group);
                 }
             }
             let role_ids = access::roles_held(user.id, &config, &groups);
-            let roles = self.roles_by_id(&role_ids, None).await?;
+            let mut read = ChangeSet::new();
+            let roles = self.roles_by_id(&role_ids, Some(&mut read)).await?;
+            for precondition in read.preconditions {
+                if let crate::store::Precondition::Record { key, revision } = precondition {
+                    basis.push((key, revision));
+                }
+            }
             held.push((project, roles.into_values().collect()));
         }
         Ok(access::grants_of(

@@ -46,8 +46,8 @@ impl ToggleAdmin {
         caller: &Caller,
         application: &Application,
     ) -> Result<Application> {
-        self.require(caller, &[Check::root(Permission::UpdateApplication)])
-            .await?;
+        let checks = [Check::root(Permission::UpdateApplication)];
+        let mut first = Some(self.require(caller, &checks).await?);
         let mut problems = Vec::new();
         if let Some(problem) = name_problem(&application.name) {
             problems.push(ErrorDetail::at("name", problem));
@@ -64,6 +64,7 @@ impl ToggleAdmin {
             return Err(Error::validation("The application is not valid.", problems));
         }
         retrying!("register_application", async {
+            let authorised = self.authorise_attempt(&mut first, caller, &checks).await?;
             let key = application_key(&application.name);
             let record = self.store.get(&key).await?;
             let current: Option<Application> = decode_opt(&key, record.as_ref())?;
@@ -91,7 +92,7 @@ impl ToggleAdmin {
                     current.as_ref().map(|c| encode(&key, c)).transpose()?,
                     Some(encode(&key, &merged)?),
                 ));
-            self.store.commit(changes).await?;
+            self.commit_as(&authorised, changes).await?;
             Ok(read_form(merged))
         })
     }
@@ -133,12 +134,13 @@ impl ToggleAdmin {
     /// or concurrently, records one event. (Unleash records no event, and deletes instances
     /// and application in two statements.) An empty name → [`Error::Validation`].
     pub async fn delete_application(&self, caller: &Caller, name: &str) -> Result<()> {
-        self.require(caller, &[Check::root(Permission::UpdateApplication)])
-            .await?;
+        let checks = [Check::root(Permission::UpdateApplication)];
+        let mut first = Some(self.require(caller, &checks).await?);
         if let Some(problem) = name_problem(name) {
             return Err(Error::invalid_at("appName", problem));
         }
         retrying!("delete_application", async {
+            let authorised = self.authorise_attempt(&mut first, caller, &checks).await?;
             let key = application_key(name);
             let record = self.store.get(&key).await?;
             let Some(current) = decode_opt::<Application>(&key, record.as_ref())? else {
@@ -159,7 +161,7 @@ impl ToggleAdmin {
                     Some(encode(&key, &current)?),
                     None,
                 ));
-            self.store.commit(changes).await?;
+            self.commit_as(&authorised, changes).await?;
             Ok(())
         })
     }

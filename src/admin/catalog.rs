@@ -15,7 +15,7 @@ use crate::import::{
     builtin_context_fields, builtin_strategy_definitions, builtin_tag_types, is_builtin_strategy,
 };
 use crate::model::{ContextField, Segment, StrategyDefinition, TagType};
-use crate::names::name_problem;
+use crate::names::{MAX_NAME, display_name_problem, name_problem};
 use crate::store::{ChangeSet, Collection, Key, Revision};
 
 impl ToggleAdmin {
@@ -27,20 +27,21 @@ impl ToggleAdmin {
         caller: &Caller,
         definition: &StrategyDefinition,
     ) -> Result<StrategyDefinition> {
-        self.require(caller, &[Check::root(Permission::CreateStrategy)])
-            .await?;
+        let checks = [Check::root(Permission::CreateStrategy)];
+        let mut first = Some(self.require(caller, &checks).await?);
         if let Some(problem) = name_problem(&definition.name, 100) {
             return Err(Error::invalid_at("name", problem));
         }
         for (i, parameter) in definition.parameters.iter().enumerate() {
             if parameter.name.is_empty()
+                || display_name_problem(&parameter.name, MAX_NAME).is_some()
                 || definition.parameters[..i]
                     .iter()
                     .any(|p| p.name == parameter.name)
             {
                 return Err(Error::invalid_at(
                     format!("parameters[{i}].name"),
-                    "parameter names must be non-empty and unique",
+                    "parameter names must be non-empty, unique, at most 255 characters and free of control characters",
                 ));
             }
         }
@@ -59,23 +60,28 @@ impl ToggleAdmin {
         };
         let key = strategy_definition_key(&created.name);
         let value = encode(&key, &created)?;
-        let mut changes = ChangeSet::new();
-        changes
-            .expect_revision(key.clone(), Revision::ABSENT)
-            .put(key, value.clone())
-            .event(event(
-                caller,
-                "strategy-created",
-                None,
-                None,
-                None,
-                None,
-                Some(value),
-            ));
-        match self.store.commit(changes).await {
-            Err(e) if e.is_conflict() => Err(taken()),
-            other => other.map(|_| created).map_err(Error::from),
-        }
+        // A conflict is decided again: only a definition that exists is a name clash.
+        retrying!("create_strategy_definition", async {
+            let authorised = self.authorise_attempt(&mut first, caller, &checks).await?;
+            if self.store.get(&key).await?.is_some() {
+                return Err(taken());
+            }
+            let mut changes = ChangeSet::new();
+            changes
+                .expect_revision(key.clone(), Revision::ABSENT)
+                .put(key.clone(), value.clone())
+                .event(event(
+                    caller,
+                    "strategy-created",
+                    None,
+                    None,
+                    None,
+                    None,
+                    Some(value.clone()),
+                ));
+            self.commit_as(&authorised, changes).await?;
+            Ok(created.clone())
+        })
     }
 
     /// Every strategy definition, built-ins included, by name. Any valid key may read them.
@@ -105,8 +111,8 @@ impl ToggleAdmin {
     /// Create a tag type. Needs `CREATE_TAG_TYPE`. The name must be 2–50 URL-friendly
     /// characters and not taken (`simple` included); `color` is `#RRGGBB`.
     pub async fn create_tag_type(&self, caller: &Caller, tag_type: &TagType) -> Result<TagType> {
-        self.require(caller, &[Check::root(Permission::CreateTagType)])
-            .await?;
+        let checks = [Check::root(Permission::CreateTagType)];
+        let mut first = Some(self.require(caller, &checks).await?);
         if let Some(problem) = crate::import::tag_type_name_problem(&tag_type.name) {
             return Err(Error::invalid_at("name", problem));
         }
@@ -130,23 +136,28 @@ impl ToggleAdmin {
         let record = tag_type_record(tag_type);
         let key = tag_type_key(&record.name);
         let value = encode(&key, &record)?;
-        let mut changes = ChangeSet::new();
-        changes
-            .expect_revision(key.clone(), Revision::ABSENT)
-            .put(key, value.clone())
-            .event(event(
-                caller,
-                "tag-type-created",
-                None,
-                None,
-                None,
-                None,
-                Some(value),
-            ));
-        match self.store.commit(changes).await {
-            Err(e) if e.is_conflict() => Err(taken()),
-            other => other.map(|_| tag_type_view(&record)).map_err(Error::from),
-        }
+        // A conflict is decided again: only a tag type that exists is a name clash.
+        retrying!("create_tag_type", async {
+            let authorised = self.authorise_attempt(&mut first, caller, &checks).await?;
+            if self.store.get(&key).await?.is_some() {
+                return Err(taken());
+            }
+            let mut changes = ChangeSet::new();
+            changes
+                .expect_revision(key.clone(), Revision::ABSENT)
+                .put(key.clone(), value.clone())
+                .event(event(
+                    caller,
+                    "tag-type-created",
+                    None,
+                    None,
+                    None,
+                    None,
+                    Some(value.clone()),
+                ));
+            self.commit_as(&authorised, changes).await?;
+            Ok(tag_type_view(&record))
+        })
     }
 
     /// Every tag type, `simple` included, by name.

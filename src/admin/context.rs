@@ -25,8 +25,8 @@ impl ToggleAdmin {
         caller: &Caller,
         field: &ContextField,
     ) -> Result<ContextField> {
-        self.require(caller, &[Check::root(Permission::CreateContextField)])
-            .await?;
+        let checks = [Check::root(Permission::CreateContextField)];
+        let mut first = Some(self.require(caller, &checks).await?);
         let mut problems = Vec::new();
         if let Some(problem) = name_problem(&field.name, 100) {
             problems.push(ErrorDetail::at("name", problem));
@@ -81,25 +81,28 @@ impl ToggleAdmin {
         };
         let key = context_field_key(&record.name);
         let value = encode(&key, &record)?;
-        let mut changes = ChangeSet::new();
-        changes
-            .expect_revision(key.clone(), Revision::ABSENT)
-            .put(key, value.clone())
-            .event(event(
-                caller,
-                "context-field-created",
-                None,
-                None,
-                None,
-                None,
-                Some(value),
-            ));
-        match self.store.commit(changes).await {
-            Err(e) if e.is_conflict() => Err(taken()),
-            other => other
-                .map(|_| context_field_view(&record))
-                .map_err(Error::from),
-        }
+        // A conflict is decided again: only a field that exists is a name clash.
+        retrying!("create_context_field", async {
+            let authorised = self.authorise_attempt(&mut first, caller, &checks).await?;
+            if self.store.get(&key).await?.is_some() {
+                return Err(taken());
+            }
+            let mut changes = ChangeSet::new();
+            changes
+                .expect_revision(key.clone(), Revision::ABSENT)
+                .put(key.clone(), value.clone())
+                .event(event(
+                    caller,
+                    "context-field-created",
+                    None,
+                    None,
+                    None,
+                    None,
+                    Some(value.clone()),
+                ));
+            self.commit_as(&authorised, changes).await?;
+            Ok(context_field_view(&record))
+        })
     }
 
     /// Every context field, built-ins included, by name. Any valid key may read them.

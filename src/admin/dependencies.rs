@@ -54,13 +54,11 @@ impl ToggleAdmin {
         feature: &str,
         dependency: &ParentDependency,
     ) -> Result<()> {
-        self.require(
-            caller,
-            &[Check::project(Permission::UpdateFeatureDependency, project)],
-        )
-        .await?;
+        let checks = [Check::project(Permission::UpdateFeatureDependency, project)];
+        let mut first = Some(self.require(caller, &checks).await?);
         let dependency = normalise_dependency(dependency);
         retrying!("add_feature_dependency", async {
+            let authorised = self.authorise_attempt(&mut first, caller, &checks).await?;
             let [p] = self.read(&[project_key(project)]).await?;
             let features = self.store.list(Collection::Features, "").await?;
             let mut projects = BTreeMap::new();
@@ -114,7 +112,7 @@ impl ToggleAdmin {
                     None,
                     Some(Json::of(&dependency)),
                 ));
-            self.store.commit(changes).await?;
+            self.commit_as(&authorised, changes).await?;
             Ok(())
         })
     }
@@ -129,12 +127,10 @@ impl ToggleAdmin {
         feature: &str,
         parent: &str,
     ) -> Result<()> {
-        self.require(
-            caller,
-            &[Check::project(Permission::UpdateFeatureDependency, project)],
-        )
-        .await?;
+        let checks = [Check::project(Permission::UpdateFeatureDependency, project)];
+        let mut first = Some(self.require(caller, &checks).await?);
         retrying!("remove_feature_dependency", async {
+            let authorised = self.authorise_attempt(&mut first, caller, &checks).await?;
             let keys = [
                 project_key(project),
                 feature_key(feature),
@@ -171,7 +167,7 @@ impl ToggleAdmin {
                 Some(Json::of(&removed)),
                 None,
             ));
-            self.store.commit(changes).await?;
+            self.commit_as(&authorised, changes).await?;
             Ok(())
         })
     }

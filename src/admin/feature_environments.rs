@@ -256,8 +256,9 @@ impl ToggleAdmin {
         environment: &str,
         decide: impl Fn(&mut FeatureEnvironmentRecord, &Catalogue) -> Result<(T, Vec<Change>)>,
     ) -> Result<T> {
-        self.require(caller, checks).await?;
+        let mut first = Some(self.require(caller, checks).await?);
         retrying!("change_feature_environment", async {
+            let authorised = self.authorise_attempt(&mut first, caller, checks).await?;
             let keys = [
                 project_key(project),
                 feature_key(feature),
@@ -312,7 +313,7 @@ impl ToggleAdmin {
                         data,
                     ));
                 }
-                self.store.commit(changes).await?;
+                self.commit_as(&authorised, changes).await?;
             }
             Ok(result)
         })

@@ -66,14 +66,14 @@ impl ToggleAdmin {
             let outcome = plan(body, &read.snapshot, &mut || {
                 uuid::Uuid::new_v4().to_string()
             });
-            self.require(caller, &checks(&outcome)).await?;
+            let authorised = self.require(caller, &checks(&outcome)).await?;
             let plan = outcome.result.map_err(|issues| {
                 issues
                     .into_error()
                     .unwrap_or_else(|| Error::invalid_at("", "the import is not valid"))
             })?;
             let (changes, report) = change_set(caller, &user, &read, plan)?;
-            self.store.commit(changes).await?;
+            self.commit_as(&authorised, changes).await?;
             Ok(report)
         })
     }

@@ -1,14 +1,47 @@
 //! API keys: bootstrap, create, list, revoke, authenticate.
+//!
+//! A key's record lives at its secret's SHA-256 (the lookup id) and holds the key's public
+//! description ([`ApiKeyInfo`]) and the secret's verifier (see [`crate::auth`]): the secret
+//! itself is never stored, logged or written to an event, and is returned only by the call
+//! that creates the key.
 
-use chrono::Utc;
+use chrono::{DateTime, Utc};
+use serde::{Deserialize, Serialize};
 
-use super::records::{decode, encode};
+use super::records::{decode, encode, environment_key, project_key, revision_of};
+use super::users::user_key;
 use super::{Check, ToggleAdmin, event};
 use crate::auth::{
-    ApiKeyInfo, Caller, KeyAccess, NewApiKey, Permission, constant_time_eq, hash_secret, new_secret,
+    ApiKeyInfo, Caller, KeyAccess, NewApiKey, Permission, constant_time_eq, hash_secret,
+    new_secret, verifier_of,
 };
-use crate::error::{Error, Result};
+use crate::error::{Error, ErrorDetail, Result};
+use crate::names::{MAX_NAME, display_name_problem};
 use crate::store::{ChangeSet, Collection, Json, Key, Revision};
+
+/// A key's record: its description and its secret's verifier. Records written before
+/// verifiers existed have none (`verifier` absent).
+#[derive(Debug, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct StoredKey {
+    #[serde(flatten)]
+    info: ApiKeyInfo,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    verifier: Option<String>,
+}
+
+/// The 401 of a key whose expiry has passed.
+pub(crate) fn expired() -> Error {
+    Error::AuthenticationRequired {
+        message: "The API key has expired.".to_owned(),
+    }
+}
+
+fn unknown_key() -> Error {
+    Error::AuthenticationRequired {
+        message: "The API key is unknown or was revoked.".to_owned(),
+    }
+}
 
 impl ToggleAdmin {
     /// Create the first admin key of an empty deployment. No caller is needed, so this works
@@ -46,11 +79,11 @@ impl ToggleAdmin {
                     permissions: vec![Permission::Admin.to_string()],
                 });
             }
-            let (key, info) = key_for(name, KeyAccess::Admin, secret);
+            let (key, stored) = key_for(name, KeyAccess::Admin, None, secret);
             let mut changes = ChangeSet::new();
             changes
                 .expect_collection(Collection::ApiKeys, existing.revision)
-                .put(key.clone(), encode(&key, &info)?)
+                .put(key.clone(), encode(&key, &stored)?)
                 .event(crate::store::NewEvent {
                     event_type: "api-token-created".to_owned(),
                     created_by: "bootstrap".to_owned(),
@@ -58,93 +91,159 @@ impl ToggleAdmin {
                     project: None,
                     feature_name: None,
                     environment: None,
-                    data: Some(key_event_data(&info)),
+                    data: Some(key_event_data(&key, &stored.info)?),
                     pre_data: None,
                 });
             self.store.commit(changes).await?;
             Ok(NewApiKey {
-                info,
+                info: stored.info,
                 secret: secret.to_owned(),
             })
         })
     }
 
-    /// Create a key with `access`: admin, explicit grants, or acting as a user. Needs
-    /// `ADMIN`. The returned secret is shown only this once.
+    /// Create a key with `access` that never expires; see
+    /// [`create_api_key_expiring`](Self::create_api_key_expiring).
     pub async fn create_api_key(
         &self,
         caller: &Caller,
         name: &str,
         access: KeyAccess,
     ) -> Result<NewApiKey> {
-        self.require(caller, &[Check::root(Permission::Admin)])
-            .await?;
-        let name = key_name(name)?;
-        if let KeyAccess::User { user_id } = &access {
-            let user = Key::new(Collection::Users, user_id.to_string());
-            if self.store.get(&user).await?.is_none() {
-                return Err(Error::not_found(format!(
-                    "There is no user with id {user_id}."
-                )));
-            }
-        }
-        let (key, info, secret) = fresh_key(name, access);
-        let mut changes = ChangeSet::new();
-        // A fresh 256-bit secret cannot collide; the precondition makes that a checked fact.
-        changes
-            .expect_revision(key.clone(), Revision::ABSENT)
-            .put(key.clone(), encode(&key, &info)?)
-            .event(event(
-                caller,
-                "api-token-created",
-                None,
-                None,
-                None,
-                None,
-                Some(key_event_data(&info)),
-            ));
-        self.store.commit(changes).await?;
-        Ok(NewApiKey { info, secret })
+        self.create_api_key_expiring(caller, name, access, None)
+            .await
     }
 
-    /// Every key (without secrets), oldest first. Needs `ADMIN`.
+    /// Create a key with `access` (admin, explicit grants, or acting as a user) that stops
+    /// working at `expires_at`, if given. Needs `ADMIN`. The returned secret is shown only
+    /// this once.
+    ///
+    /// Refused with [`Error::Validation`], every problem listed:
+    /// * `name`: blank, over 255 characters, or holding a control character;
+    /// * `expiresAt`: not in the future (Unleash: "The expiry date cannot be in the past.");
+    /// * `access.grants[i].project` / `.environment`: a grant limited to a project or an
+    ///   environment that does not exist (`*` means all of them).
+    ///
+    /// A key acting as a user that does not exist → [`Error::NotFound`]. The records named
+    /// (user, projects, environments) are preconditions of the commit, so a key is never
+    /// created for something deleted meanwhile.
+    pub async fn create_api_key_expiring(
+        &self,
+        caller: &Caller,
+        name: &str,
+        access: KeyAccess,
+        expires_at: Option<DateTime<Utc>>,
+    ) -> Result<NewApiKey> {
+        let name_problem = display_name_problem(name, MAX_NAME);
+        let name = name.trim();
+        retrying!("create_api_key", async {
+            let authorised = self
+                .require(caller, &[Check::root(Permission::Admin)])
+                .await?;
+            let (named, paths) = check_new_key(name_problem.as_deref(), &access, expires_at)?;
+            let found = self.store.get_many(&named).await?;
+            let mut problems = Vec::new();
+            let mut changes = ChangeSet::new();
+            for ((key, path), record) in named.iter().zip(&paths).zip(&found) {
+                changes.expect_revision(key.clone(), revision_of(record.as_ref()));
+                if record.is_some() {
+                    continue;
+                }
+                match &access {
+                    KeyAccess::User { user_id } => {
+                        return Err(Error::not_found(format!(
+                            "There is no user with id {user_id}."
+                        )));
+                    }
+                    _ => problems.push(ErrorDetail::at(
+                        path.clone(),
+                        format!(
+                            "there is no {} named {}",
+                            if key.collection == Collection::Projects {
+                                "project"
+                            } else {
+                                "environment"
+                            },
+                            quoted(&key.id)
+                        ),
+                    )),
+                }
+            }
+            if !problems.is_empty() {
+                return Err(Error::validation("The API key is not valid.", problems));
+            }
+            let secret = new_secret();
+            let (key, stored) = key_for(name, access.clone(), expires_at, &secret);
+            // A fresh 244-bit secret cannot collide; the precondition makes that a checked
+            // fact.
+            changes
+                .expect_revision(key.clone(), Revision::ABSENT)
+                .put(key.clone(), encode(&key, &stored)?)
+                .event(event(
+                    caller,
+                    "api-token-created",
+                    None,
+                    None,
+                    None,
+                    None,
+                    Some(key_event_data(&key, &stored.info)?),
+                ));
+            self.commit_as(&authorised, changes).await?;
+            Ok(NewApiKey {
+                info: stored.info,
+                secret,
+            })
+        })
+    }
+
+    /// Every key (without secrets), oldest first, expired ones included. Needs `ADMIN`.
     pub async fn api_keys(&self, caller: &Caller) -> Result<Vec<ApiKeyInfo>> {
         self.require(caller, &[Check::root(Permission::Admin)])
             .await?;
         let mut keys = self.all_keys().await?;
-        keys.sort_by_key(|(_, info)| info.created_at);
-        Ok(keys.into_iter().map(|(_, info)| info).collect())
+        keys.sort_by_key(|(_, _, info)| info.created_at);
+        Ok(keys.into_iter().map(|(_, _, info)| info).collect())
     }
 
-    /// Revoke the key with public id `id`: from the next call on it authenticates no more.
-    /// Needs `ADMIN`. Unknown id → [`Error::NotFound`].
+    /// Revoke the key with public id `id`: from the next call on it authenticates no more,
+    /// and no write it authorised commits after this returns. Needs `ADMIN`. Unknown id (or
+    /// one already revoked) → [`Error::NotFound`], with no event: of concurrent revocations
+    /// of one key exactly one succeeds and writes the `api-token-deleted` event.
     pub async fn revoke_api_key(&self, caller: &Caller, id: uuid::Uuid) -> Result<()> {
-        self.require(caller, &[Check::root(Permission::Admin)])
-            .await?;
         retrying!("revoke_api_key", async {
+            let authorised = self
+                .require(caller, &[Check::root(Permission::Admin)])
+                .await?;
             let keys = self.all_keys().await?;
-            let Some((key, info)) = keys.into_iter().find(|(_, info)| info.id == id) else {
+            let Some((key, revision, info)) = keys.into_iter().find(|(_, _, info)| info.id == id)
+            else {
                 return Err(Error::not_found(format!(
                     "There is no API key with id {id}."
                 )));
             };
             let mut changes = ChangeSet::new();
-            changes.delete(key).event(event(
-                caller,
-                "api-token-deleted",
-                None,
-                None,
-                None,
-                Some(key_event_data(&info)),
-                None,
-            ));
-            self.store.commit(changes).await?;
+            changes
+                .expect_revision(key.clone(), revision)
+                .delete(key.clone())
+                .event(event(
+                    caller,
+                    "api-token-deleted",
+                    None,
+                    None,
+                    None,
+                    Some(key_event_data(&key, &info)?),
+                    None,
+                ));
+            self.commit_as(&authorised, changes).await?;
             Ok(())
         })
     }
 
-    /// Who presents `secret` (the `Authorization` header's value). A missing, empty or
-    /// unknown secret fails with [`Error::AuthenticationRequired`].
+    /// Who presents `secret` (the `Authorization` header's value). A missing, empty, unknown,
+    /// revoked or expired secret fails with [`Error::AuthenticationRequired`].
+    ///
+    /// The record is looked up by the secret's SHA-256, then the verifier it holds is
+    /// compared in constant time with the presented secret's (see [`crate::auth`]).
     pub async fn authenticate(&self, secret: Option<&str>) -> Result<Caller> {
         let secret = secret
             .map(str::trim)
@@ -152,24 +251,44 @@ impl ToggleAdmin {
             .ok_or_else(|| Error::AuthenticationRequired {
                 message: "You must send an API key in the Authorization header.".to_owned(),
             })?;
-        let hash = hash_secret(secret);
-        let key = Key::new(Collection::ApiKeys, hash.clone());
-        let record = self.store.get(&key).await?;
-        match record {
-            // The store looked the record up by hash; comparing the hash again in constant
-            // time guards against a backend whose lookup is not exact (e.g. collations).
-            Some(record) if constant_time_eq(&key.id, &hash) => Ok(Caller {
-                secret_hash: hash,
-                info: decode(&key, &record.value)?,
-                revision: record.revision,
-            }),
-            _ => Err(Error::AuthenticationRequired {
-                message: "The API key is unknown or was revoked.".to_owned(),
-            }),
+        let caller = self.find_key(secret).await?.ok_or_else(unknown_key)?;
+        if caller.info.is_expired_at(Utc::now()) {
+            return Err(expired());
         }
+        Ok(caller)
     }
 
-    async fn all_keys(&self) -> Result<Vec<(Key, ApiKeyInfo)>> {
+    /// The public id of the key whose secret is `secret`, expired or not; `None` if there
+    /// is none (unknown or revoked). For revoking a key by its secret, as Unleash allows.
+    pub async fn api_key_id(&self, secret: &str) -> Result<Option<uuid::Uuid>> {
+        Ok(self.find_key(secret).await?.map(|caller| caller.info.id))
+    }
+
+    /// The key whose secret is `secret`, verified, whatever its expiry.
+    async fn find_key(&self, secret: &str) -> Result<Option<Caller>> {
+        let hash = hash_secret(secret);
+        let key = Key::new(Collection::ApiKeys, hash.clone());
+        let Some(record) = self.store.get(&key).await? else {
+            return Ok(None);
+        };
+        let stored: StoredKey = decode(&key, &record.value)?;
+        // The lookup alone would trust the store to have matched the id exactly; the
+        // verifier is a second, independent digest of the secret that only the record made
+        // for this very secret holds.
+        if let Some(verifier) = &stored.verifier
+            && !constant_time_eq(verifier, &verifier_of(secret))
+        {
+            return Ok(None);
+        }
+        Ok(Some(Caller {
+            secret_hash: hash,
+            info: stored.info,
+            revision: record.revision,
+        }))
+    }
+
+    /// Every key with its record's key and revision.
+    async fn all_keys(&self) -> Result<Vec<(Key, Revision, ApiKeyInfo)>> {
         let listing = self.store.list(Collection::ApiKeys, "").await?;
         listing
             .records
@@ -177,40 +296,114 @@ impl ToggleAdmin {
             .map(|(id, record)| {
                 let key = Key::new(Collection::ApiKeys, id);
                 let info = decode(&key, &record.value)?;
-                Ok((key, info))
+                Ok((key, record.revision, info))
             })
             .collect()
     }
 }
 
-fn key_name(name: &str) -> Result<&str> {
-    let trimmed = name.trim();
-    if trimmed.is_empty() || trimmed.len() > 100 {
-        return Err(Error::invalid_at(
-            "name",
-            "a key's name must be 1 to 100 characters",
+/// The static checks of a new key (see
+/// [`create_api_key_expiring`](ToggleAdmin::create_api_key_expiring)): every problem in one
+/// [`Error::Validation`]; otherwise the records the key names, with the path of each.
+fn check_new_key(
+    name_problem: Option<&str>,
+    access: &KeyAccess,
+    expires_at: Option<DateTime<Utc>>,
+) -> Result<(Vec<Key>, Vec<String>)> {
+    let mut problems = Vec::new();
+    if let Some(problem) = name_problem {
+        problems.push(ErrorDetail::at("name", format!("the key's name {problem}")));
+    }
+    if let Some(at) = expires_at
+        && at <= Utc::now()
+    {
+        problems.push(ErrorDetail::at(
+            "expiresAt",
+            "The expiry date cannot be in the past.",
         ));
     }
-    Ok(trimmed)
+    let mut named: Vec<Key> = Vec::new();
+    let mut paths: Vec<String> = Vec::new();
+    match access {
+        KeyAccess::Admin => {}
+        KeyAccess::User { user_id } => {
+            named.push(user_key(*user_id));
+            paths.push(String::new());
+        }
+        KeyAccess::Grants { grants } => {
+            for (i, grant) in grants.iter().enumerate() {
+                for (what, scope, key_of) in [
+                    ("project", &grant.project, project_key as fn(&str) -> Key),
+                    ("environment", &grant.environment, environment_key),
+                ] {
+                    if let Some(scope) = scope.as_deref().filter(|s| *s != "*") {
+                        if display_name_problem(scope, MAX_NAME).is_some() {
+                            problems.push(ErrorDetail::at(
+                                format!("access.grants[{i}].{what}"),
+                                format!("there is no {what} named {}", quoted(scope)),
+                            ));
+                        } else {
+                            named.push(key_of(scope));
+                            paths.push(format!("access.grants[{i}].{what}"));
+                        }
+                    }
+                }
+            }
+        }
+    }
+    if !problems.is_empty() {
+        return Err(Error::validation("The API key is not valid.", problems));
+    }
+    Ok((named, paths))
 }
 
-fn fresh_key(name: &str, access: KeyAccess) -> (Key, ApiKeyInfo, String) {
-    let secret = new_secret();
-    let (key, info) = key_for(name, access, &secret);
-    (key, info, secret)
+/// `name` trimmed, if it is a valid key name (see
+/// [`create_api_key_expiring`](ToggleAdmin::create_api_key_expiring)).
+fn key_name(name: &str) -> Result<&str> {
+    if let Some(problem) = display_name_problem(name, MAX_NAME) {
+        return Err(Error::invalid_at(
+            "name",
+            format!("the key's name {problem}"),
+        ));
+    }
+    Ok(name.trim())
 }
 
-fn key_for(name: &str, access: KeyAccess, secret: &str) -> (Key, ApiKeyInfo) {
+fn key_for(
+    name: &str,
+    access: KeyAccess,
+    expires_at: Option<DateTime<Utc>>,
+    secret: &str,
+) -> (Key, StoredKey) {
     let key = Key::new(Collection::ApiKeys, hash_secret(secret));
     let info = ApiKeyInfo {
         id: uuid::Uuid::new_v4(),
         name: name.to_owned(),
         access,
         created_at: Utc::now(),
+        expires_at,
     };
-    (key, info)
+    let stored = StoredKey {
+        info,
+        verifier: Some(verifier_of(secret)),
+    };
+    (key, stored)
 }
 
-fn key_event_data(info: &ApiKeyInfo) -> Json {
-    Json::of(&serde_json::json!({ "id": info.id, "name": info.name, "access": info.access }))
+/// The event data of a key: its public description, never its secret or digests.
+fn key_event_data(key: &Key, info: &ApiKeyInfo) -> Result<Json> {
+    encode(
+        key,
+        &serde_json::json!({
+            "id": info.id,
+            "name": info.name,
+            "access": info.access,
+            "expiresAt": info.expires_at,
+        }),
+    )
+}
+
+/// `text` as a JSON string, so that any character in it is shown escaped.
+fn quoted(text: &str) -> String {
+    serde_json::Value::from(text).to_string()
 }

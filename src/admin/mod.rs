@@ -57,7 +57,9 @@ use chrono::Utc;
 
 use crate::auth::{Caller, Grant, KeyAccess, Permission};
 use crate::error::{Error, Result};
-use crate::store::{Collection, Event, Json, Key, NewEvent, Store, StoreError, Versioned};
+use crate::store::{
+    ChangeSet, Collection, Event, Json, Key, NewEvent, Revision, Store, StoreError, Versioned,
+};
 
 pub use features::ArchivedFeatures;
 pub use projects::{NewFeature, NewProject};
@@ -159,18 +161,32 @@ impl ToggleAdmin {
         })
     }
 
-    /// Check that `caller`'s key still exists and holds every permission in `checks`.
+    /// Check that `caller`'s key still exists, has not expired, and holds every permission
+    /// in `checks`.
     ///
     /// This is the one permission mechanism of the facade. A key that was revoked since it
-    /// was authenticated fails with [`Error::AuthenticationRequired`]; missing permissions
-    /// fail with one [`Error::NoAccess`] that names all of them. Returns the key's current
-    /// grants (for a key acting as a user: its root role's, and its roles' in the projects
-    /// the checks name).
+    /// was authenticated fails with [`Error::AuthenticationRequired`], as does a key whose
+    /// expiry has passed; missing permissions fail with one [`Error::NoAccess`] that names
+    /// all of them.
+    ///
+    /// The grants are read afresh (for a key acting as a user: its root role's, and its
+    /// roles' in the projects the checks name). The answer is an [`Authorised`]: the
+    /// records the decision was based on, at the revisions read. An operation that writes
+    /// commits through [`commit_as`](Self::commit_as), which makes those revisions
+    /// preconditions of its commit: if the key is revoked, or the user, its groups, the
+    /// custom roles or the project access read here change before the commit, the commit
+    /// conflicts, the operation re-reads (calling `require` again, inside its retry loop) and
+    /// the new decision stands. So no write authorised by a key commits after that key's
+    /// revocation has returned.
+    ///
+    /// An expiry is a point in time, not a record, so it cannot be a precondition: it is
+    /// checked at every decision (each attempt of an operation decides anew), and a write
+    /// decided an instant before the key expires may commit an instant after.
     pub(crate) async fn require(
         &self,
         caller: &Caller,
         checks: &[Check<'_>],
-    ) -> Result<Vec<Grant>> {
+    ) -> Result<Authorised> {
         let key = Key::new(Collection::ApiKeys, caller.secret_hash.clone());
         let Some(record) = self.store.get(&key).await? else {
             return Err(Error::AuthenticationRequired {
@@ -181,13 +197,17 @@ impl ToggleAdmin {
         // only its decoding is skipped while it is still at the revision the caller was
         // authenticated at (a record's revision changes with every write to it).
         let decoded: crate::auth::ApiKeyInfo;
-        let access = if record.revision == caller.revision {
-            &caller.info.access
+        let info = if record.revision == caller.revision {
+            &caller.info
         } else {
             decoded = records::decode(&key, &record.value)?;
-            &decoded.access
+            &decoded
         };
-        let grants = self.grants_of(access, checks).await?;
+        if info.is_expired_at(Utc::now()) {
+            return Err(keys::expired());
+        }
+        let mut basis = vec![(key, record.revision)];
+        let grants = self.grants_of(&info.access, checks, &mut basis).await?;
         let mut missing: Vec<&Check<'_>> = Vec::new();
         for check in checks {
             let held = grants
@@ -198,7 +218,7 @@ impl ToggleAdmin {
             }
         }
         if missing.is_empty() {
-            return Ok(grants);
+            return Ok(Authorised { basis });
         }
         Err(no_access(&missing))
     }
@@ -228,15 +248,84 @@ impl ToggleAdmin {
         Ok(crate::model::FeatureUser::admin_token_user())
     }
 
+    /// The authorisation for one attempt of an operation's retry loop: the decision `first`
+    /// (made before the loop, so that a missing permission is refused before the input is
+    /// checked) on the first attempt, a fresh [`require`](Self::require) on every later one
+    /// (the previous attempt conflicted, perhaps because the key or its user's access
+    /// changed).
+    pub(crate) async fn authorise_attempt(
+        &self,
+        first: &mut Option<Authorised>,
+        caller: &Caller,
+        checks: &[Check<'_>],
+    ) -> Result<Authorised> {
+        match first.take() {
+            Some(authorised) => Ok(authorised),
+            None => self.require(caller, checks).await,
+        }
+    }
+
+    /// Commit `changes`, authorised by `authorised`: the records the permission decision
+    /// was based on become preconditions of the commit (see [`require`](Self::require)).
+    /// A conflict is a [`StoreError::Conflict`] like any other, so the caller's retry loop
+    /// reads and decides again, permission included.
+    pub(crate) async fn commit_as(
+        &self,
+        authorised: &Authorised,
+        mut changes: ChangeSet,
+    ) -> Result<Revision> {
+        for (key, revision) in &authorised.basis {
+            changes.expect_revision(key.clone(), *revision);
+        }
+        Ok(self.store.commit(changes).await?)
+    }
+
+    /// [`commit_as`](Self::commit_as), but only accepted: the caller awaits
+    /// [`Accepted::durable`](crate::store::Accepted::durable) (see [`Store::submit`]).
+    pub(crate) async fn submit_as(
+        &self,
+        authorised: &Authorised,
+        mut changes: ChangeSet,
+    ) -> Result<crate::store::Accepted> {
+        for (key, revision) in &authorised.basis {
+            changes.expect_revision(key.clone(), *revision);
+        }
+        Ok(self.store.submit(changes).await?)
+    }
+
     /// The grants a key holds now, as far as `checks` need them: a key acting as a user
     /// gets its user's root role and the roles it holds in the projects the checks name,
     /// read afresh, so that access changes take effect at the next call.
-    async fn grants_of(&self, access: &KeyAccess, checks: &[Check<'_>]) -> Result<Vec<Grant>> {
+    /// The records read for it are added to `basis` with their revisions.
+    async fn grants_of(
+        &self,
+        access: &KeyAccess,
+        checks: &[Check<'_>],
+        basis: &mut Vec<(Key, Revision)>,
+    ) -> Result<Vec<Grant>> {
         Ok(match access {
             KeyAccess::Admin => vec![Grant::everywhere(Permission::Admin)],
             KeyAccess::Grants { grants } => grants.clone(),
-            KeyAccess::User { user_id } => self.user_grants(*user_id, checks).await?,
+            KeyAccess::User { user_id } => self.user_grants(*user_id, checks, basis).await?,
         })
+    }
+}
+
+/// A permission decision that allowed an operation: the records it was based on, each at the
+/// revision read (the key's record first). Writes commit through
+/// [`ToggleAdmin::commit_as`], which makes these revisions preconditions.
+#[derive(Debug, Clone)]
+pub(crate) struct Authorised {
+    /// The records the decision read, with their revisions ([`Revision::ABSENT`] for one
+    /// that did not exist, e.g. a project without access configuration).
+    basis: Vec<(Key, Revision)>,
+}
+
+impl Authorised {
+    /// One decision based on the records of both (for an operation that checks twice).
+    pub(crate) fn and(mut self, other: Authorised) -> Authorised {
+        self.basis.extend(other.basis);
+        self
     }
 }
 

@@ -11,7 +11,7 @@ use super::{Check, ToggleAdmin, event};
 use crate::auth::{Caller, Permission};
 use crate::error::{Error, ErrorDetail, Result};
 use crate::model::{Environment, Feature, Project};
-use crate::names::name_problem;
+use crate::names::{MAX_NAME, display_name_problem, name_problem};
 use crate::store::{ChangeSet, Collection, Revision};
 
 /// A project to create: `POST /api/admin/projects`.
@@ -39,8 +39,8 @@ impl ToggleAdmin {
     /// and not taken ([`Error::NameExists`]); the environments listed must exist; a feature
     /// naming pattern must be a valid regular expression, and its example must match it.
     pub async fn create_project(&self, caller: &Caller, project: &NewProject) -> Result<Project> {
-        self.require(caller, &[Check::root(Permission::CreateProject)])
-            .await?;
+        let checks = [Check::root(Permission::CreateProject)];
+        let mut first = Some(self.require(caller, &checks).await?);
         let mut problems = Vec::new();
         if let Some(problem) = name_problem(&project.id, 100) {
             problems.push(ErrorDetail::at("id", problem));
@@ -49,6 +49,11 @@ impl ToggleAdmin {
             problems.push(ErrorDetail::at(
                 "name",
                 "the project name must not be empty",
+            ));
+        } else if let Some(problem) = display_name_problem(&project.name, MAX_NAME) {
+            problems.push(ErrorDetail::at(
+                "name",
+                format!("the project name {problem}"),
             ));
         }
         if let Some(naming) = &project.feature_naming {
@@ -66,50 +71,63 @@ impl ToggleAdmin {
                 }
             }
         }
+        if !problems.is_empty() {
+            return Err(Error::validation("The project is not valid.", problems));
+        }
         let mut environments = project.environments.clone();
         environments.sort();
         environments.dedup();
         let env_keys: Vec<_> = environments.iter().map(|e| environment_key(e)).collect();
-        let found = self.store.get_many(&env_keys).await?;
-        for (i, (name, record)) in environments.iter().zip(&found).enumerate() {
-            if record.is_none() {
-                problems.push(ErrorDetail::at(
-                    format!("environments[{i}]"),
-                    format!("the environment \"{name}\" does not exist"),
-                ));
-            }
-        }
-        if !problems.is_empty() {
-            return Err(Error::validation("The project is not valid.", problems));
-        }
         let created = Project {
             environments,
             ..project.clone()
         };
         let key = project_key(&created.id);
-        let mut changes = ChangeSet::new();
-        changes.expect_revision(key.clone(), Revision::ABSENT);
-        for (env_key, record) in env_keys.into_iter().zip(&found) {
-            changes.expect_revision(env_key, revision_of(record.as_ref()));
-        }
-        changes
-            .put(key.clone(), encode(&key, &created)?)
-            .event(event(
-                caller,
-                "project-created",
-                Some(&created.id),
-                None,
-                None,
-                None,
-                Some(encode(&key, &created)?),
-            ));
-        match self.store.commit(changes).await {
-            Err(e) if e.is_conflict() => Err(Error::name_exists(format!(
-                "A project with id \"{}\" already exists.",
-                created.id
-            ))),
-            other => other.map(|_| created).map_err(Error::from),
-        }
+        // A conflict (the project created meanwhile, or an environment it names changed) is
+        // decided again: only a project that exists is a name clash.
+        retrying!("create_project", async {
+            let authorised = self.authorise_attempt(&mut first, caller, &checks).await?;
+            let mut keys = env_keys.clone();
+            keys.push(key.clone());
+            let mut found = self.store.get_many(&keys).await?;
+            let project_record = found.pop().flatten();
+            if project_record.is_some() {
+                return Err(Error::name_exists(format!(
+                    "A project with id \"{}\" already exists.",
+                    created.id
+                )));
+            }
+            let mut problems = Vec::new();
+            for (i, (name, record)) in created.environments.iter().zip(&found).enumerate() {
+                if record.is_none() {
+                    problems.push(ErrorDetail::at(
+                        format!("environments[{i}]"),
+                        format!("the environment \"{name}\" does not exist"),
+                    ));
+                }
+            }
+            if !problems.is_empty() {
+                return Err(Error::validation("The project is not valid.", problems));
+            }
+            let mut changes = ChangeSet::new();
+            changes.expect_revision(key.clone(), Revision::ABSENT);
+            for (env_key, record) in env_keys.iter().zip(&found) {
+                changes.expect_revision(env_key.clone(), revision_of(record.as_ref()));
+            }
+            changes
+                .put(key.clone(), encode(&key, &created)?)
+                .event(event(
+                    caller,
+                    "project-created",
+                    Some(&created.id),
+                    None,
+                    None,
+                    None,
+                    Some(encode(&key, &created)?),
+                ));
+            self.commit_as(&authorised, changes).await?;
+            Ok(created.clone())
+        })
     }
 
     /// The project `id`. Any valid key may read it.
@@ -126,15 +144,15 @@ impl ToggleAdmin {
         caller: &Caller,
         environment: &Environment,
     ) -> Result<Environment> {
-        self.require(caller, &[Check::root(Permission::CreateEnvironment)])
-            .await?;
+        let checks = [Check::root(Permission::CreateEnvironment)];
+        let mut first = Some(self.require(caller, &checks).await?);
         if let Some(problem) = name_problem(&environment.name, 100) {
             return Err(Error::invalid_at("name", problem));
         }
-        if environment.environment_type.trim().is_empty() {
+        if let Some(problem) = display_name_problem(&environment.environment_type, MAX_NAME) {
             return Err(Error::invalid_at(
                 "type",
-                "the environment type must not be empty",
+                format!("the environment type {problem}"),
             ));
         }
         let created = Environment {
@@ -142,26 +160,31 @@ impl ToggleAdmin {
             ..environment.clone()
         };
         let key = environment_key(&created.name);
-        let mut changes = ChangeSet::new();
-        changes
-            .expect_revision(key.clone(), Revision::ABSENT)
-            .put(key.clone(), encode(&key, &created)?)
-            .event(event(
-                caller,
-                "environment-created",
-                None,
-                None,
-                Some(&created.name),
-                None,
-                Some(encode(&key, &created)?),
-            ));
-        match self.store.commit(changes).await {
-            Err(e) if e.is_conflict() => Err(Error::name_exists(format!(
-                "An environment named \"{}\" already exists.",
-                created.name
-            ))),
-            other => other.map(|_| created).map_err(Error::from),
-        }
+        // A conflict is decided again: only an environment that exists is a name clash.
+        retrying!("create_environment", async {
+            let authorised = self.authorise_attempt(&mut first, caller, &checks).await?;
+            if self.store.get(&key).await?.is_some() {
+                return Err(Error::name_exists(format!(
+                    "An environment named \"{}\" already exists.",
+                    created.name
+                )));
+            }
+            let mut changes = ChangeSet::new();
+            changes
+                .expect_revision(key.clone(), Revision::ABSENT)
+                .put(key.clone(), encode(&key, &created)?)
+                .event(event(
+                    caller,
+                    "environment-created",
+                    None,
+                    None,
+                    Some(&created.name),
+                    None,
+                    Some(encode(&key, &created)?),
+                ));
+            self.commit_as(&authorised, changes).await?;
+            Ok(created.clone())
+        })
     }
 
     /// Every environment, by name.
@@ -183,12 +206,10 @@ impl ToggleAdmin {
         project: &str,
         environment: &str,
     ) -> Result<()> {
-        self.require(
-            caller,
-            &[Check::project(Permission::UpdateProject, project)],
-        )
-        .await?;
+        let checks = [Check::project(Permission::UpdateProject, project)];
+        let mut first = Some(self.require(caller, &checks).await?);
         retrying!("add_project_environment", async {
+            let authorised = self.authorise_attempt(&mut first, caller, &checks).await?;
             let keys = [project_key(project), environment_key(environment)];
             let [project_record, environment_record] = self.read(&keys).await?;
             let mut current: Project = decode_opt(&keys[0], project_record.as_ref())?
@@ -215,7 +236,7 @@ impl ToggleAdmin {
                     None,
                     None,
                 ));
-            self.store.commit(changes).await?;
+            self.commit_as(&authorised, changes).await?;
             Ok(())
         })
     }
@@ -232,16 +253,14 @@ impl ToggleAdmin {
         project: &str,
         feature: &NewFeature,
     ) -> Result<Feature> {
-        self.require(
-            caller,
-            &[Check::project(Permission::CreateFeature, project)],
-        )
-        .await?;
+        let checks = [Check::project(Permission::CreateFeature, project)];
+        let mut first = Some(self.require(caller, &checks).await?);
         if let Some(problem) = name_problem(&feature.name, 100) {
             return Err(Error::invalid_at("name", problem));
         }
         let user = self.acting_user(caller).await?;
         retrying!("create_feature", async {
+            let authorised = self.authorise_attempt(&mut first, caller, &checks).await?;
             let pkey = project_key(project);
             let fkey = feature_key(&feature.name);
             let [project_record, feature_record] = self.read(&[pkey.clone(), fkey.clone()]).await?;
@@ -316,7 +335,7 @@ impl ToggleAdmin {
                     None,
                     Some(encode(&fkey, &record)?),
                 ));
-            self.store.commit(changes).await?;
+            self.commit_as(&authorised, changes).await?;
             Ok(super::features::feature_view(&record, &current, &[], None))
         })
     }
@@ -324,12 +343,10 @@ impl ToggleAdmin {
     /// Archive the feature `name` of `project`. Needs `DELETE_FEATURE` in the project.
     /// Archiving an archived feature changes nothing and succeeds.
     pub async fn archive_feature(&self, caller: &Caller, project: &str, name: &str) -> Result<()> {
-        self.require(
-            caller,
-            &[Check::project(Permission::DeleteFeature, project)],
-        )
-        .await?;
+        let checks = [Check::project(Permission::DeleteFeature, project)];
+        let mut first = Some(self.require(caller, &checks).await?);
         retrying!("archive_feature", async {
+            let authorised = self.authorise_attempt(&mut first, caller, &checks).await?;
             let (pkey, fkey) = (project_key(project), feature_key(name));
             let [project_record, feature_record] = self.read(&[pkey.clone(), fkey.clone()]).await?;
             if project_record.is_none() {
@@ -356,7 +373,7 @@ impl ToggleAdmin {
                     None,
                     None,
                 ));
-            self.store.commit(changes).await?;
+            self.commit_as(&authorised, changes).await?;
             Ok(())
         })
     }

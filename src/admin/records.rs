@@ -108,13 +108,14 @@ pub(crate) fn decode_opt<T: DeserializeOwned>(
     record.map(|r| decode(key, &r.value)).transpose()
 }
 
-/// Encode a record.
+/// Encode a record. The record types are this crate's own, so a failure is a bug
+/// ([`Error::Internal`]), not a store failure.
 pub(crate) fn encode<T: Serialize + ?Sized>(key: &Key, value: &T) -> Result<Json> {
     Json::encode(value).map_err(|source| {
-        Error::Store(StoreError::Encoding {
-            what: format!("record {key}"),
-            source,
-        })
+        Error::internal(
+            format!("could not encode record {key}"),
+            Some(Box::new(source)),
+        )
     })
 }
 

@@ -1,6 +1,5 @@
 //! Segments: named constraint sets strategies attach by id (create, read, list).
 
-use super::projects::project_not_found;
 use super::records::{
     SequenceRecord, decode_opt, encode, project_key, revision_of, segment_key, segment_sequence_key,
 };
@@ -9,6 +8,7 @@ use crate::auth::{Caller, Permission};
 use crate::error::{Error, Result};
 use crate::import::{Issues, check_constraints};
 use crate::model::{NewSegment, Segment};
+use crate::names::{MAX_NAME, display_name_problem};
 use crate::store::{ChangeSet, Collection, Revision};
 
 impl ToggleAdmin {
@@ -23,12 +23,19 @@ impl ToggleAdmin {
             Some(project) => Check::project(Permission::CreateSegment, project),
             None => Check::root(Permission::CreateSegment),
         };
-        self.require(caller, &[check]).await?;
+        let checks = [check];
+        let mut first = Some(self.require(caller, &checks).await?);
         let length = segment.name.chars().count();
         if !(1..=100).contains(&length) || segment.name.trim().is_empty() {
             return Err(Error::invalid_at(
                 "name",
                 "a segment name has 1–100 characters",
+            ));
+        }
+        if let Some(problem) = display_name_problem(&segment.name, MAX_NAME) {
+            return Err(Error::invalid_at(
+                "name",
+                format!("a segment name {problem}"),
             ));
         }
         let raw = serde_json::to_value(&segment.constraints).map_err(|e| {
@@ -38,6 +45,7 @@ impl ToggleAdmin {
             )
         })?;
         retrying!("create_segment", async {
+            let authorised = self.authorise_attempt(&mut first, caller, &checks).await?;
             let (fields_rev, fields) = self.context_field_map().await?;
             let mut issues = Issues::default();
             let lookup = |name: &str| fields.get(name);
@@ -57,7 +65,14 @@ impl ToggleAdmin {
                 let key = project_key(project);
                 let [record] = self.read(std::array::from_ref(&key)).await?;
                 if record.is_none() {
-                    return Err(project_not_found(project));
+                    // A reference in the body, not the resource addressed: a 400.
+                    return Err(Error::invalid_at(
+                        "project",
+                        format!(
+                            "there is no project named {}",
+                            serde_json::Value::from(project.as_str())
+                        ),
+                    ));
                 }
                 changes.expect_revision(key, revision_of(record.as_ref()));
             }
@@ -92,7 +107,7 @@ impl ToggleAdmin {
                     None,
                     Some(value),
                 ));
-            self.store.commit(changes).await?;
+            self.commit_as(&authorised, changes).await?;
             Ok(created)
         })
     }

@@ -73,11 +73,8 @@ impl ToggleAdmin {
         tag: &Tag,
         add: bool,
     ) -> Result<()> {
-        self.require(
-            caller,
-            &[Check::project(Permission::UpdateFeature, project)],
-        )
-        .await?;
+        let checks = [Check::project(Permission::UpdateFeature, project)];
+        let mut first = Some(self.require(caller, &checks).await?);
         let tag = Tag {
             value: tag.value.trim().to_owned(),
             tag_type: tag.tag_type.clone(),
@@ -85,7 +82,11 @@ impl ToggleAdmin {
         if add && let Some(problem) = tag_value_problem(&tag.value) {
             return Err(Error::invalid_at("value", problem));
         }
+        if add && let Some(problem) = crate::import::tag_type_name_problem(&tag.tag_type) {
+            return Err(Error::invalid_at("type", problem));
+        }
         retrying!("change_tags", async {
+            let authorised = self.authorise_attempt(&mut first, caller, &checks).await?;
             let keys = [
                 project_key(project),
                 feature_key(feature),
@@ -136,7 +137,7 @@ impl ToggleAdmin {
                     pre,
                     data,
                 ));
-            self.store.commit(changes).await?;
+            self.commit_as(&authorised, changes).await?;
             Ok(())
         })
     }

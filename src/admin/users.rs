@@ -17,6 +17,7 @@ use crate::access::{
 };
 use crate::auth::{Caller, Permission};
 use crate::error::{Error, ErrorDetail, Result};
+use crate::names::{MAX_NAME, display_name_problem};
 use crate::store::{ChangeSet, Collection, Key, Listing, Revision};
 
 /// A user to create.
@@ -100,8 +101,8 @@ impl ToggleAdmin {
     /// ignoring case ([`Error::NameExists`]). The root role must be Admin 1, Editor 2 or
     /// Viewer 3 (default). The id is the next of the `users` counter: 1, 2, 3 …
     pub async fn create_user(&self, caller: &Caller, user: &NewUser) -> Result<User> {
-        self.require(caller, &[Check::root(Permission::ManageUsers)])
-            .await?;
+        let checks = [Check::root(Permission::ManageUsers)];
+        let mut first = Some(self.require(caller, &checks).await?);
         let trimmed = |s: &Option<String>| {
             s.as_deref()
                 .map(str::trim)
@@ -115,6 +116,21 @@ impl ToggleAdmin {
         );
         let root_role = user.root_role.unwrap_or(VIEWER_ROLE);
         let mut problems = Vec::new();
+        for (path, text) in [
+            ("username", &user.username),
+            ("email", &user.email),
+            ("name", &user.name),
+        ] {
+            if let Some(text) = text
+                && !text.trim().is_empty()
+                && let Some(problem) = display_name_problem(text, MAX_NAME)
+            {
+                problems.push(ErrorDetail::at(
+                    path,
+                    format!("the user's {path} {problem}"),
+                ));
+            }
+        }
         if username.is_none() && email.is_none() {
             problems.push(ErrorDetail::at(
                 "username",
@@ -134,6 +150,7 @@ impl ToggleAdmin {
             return Err(Error::validation("The user is not valid.", problems));
         }
         retrying!("create_user", async {
+            let authorised = self.authorise_attempt(&mut first, caller, &checks).await?;
             let existing = self.store.list(Collection::Users, "").await?;
             let users: Vec<User> = decode_listing(Collection::Users, &existing)?;
             let same = |a: &Option<String>, b: &Option<String>| matches!((a, b), (Some(a), Some(b)) if a.eq_ignore_ascii_case(b));
@@ -171,7 +188,7 @@ impl ToggleAdmin {
                     None,
                     Some(encode(&key, &created)?),
                 ));
-            self.store.commit(changes).await?;
+            self.commit_as(&authorised, changes).await?;
             Ok(created)
         })
     }
@@ -197,8 +214,8 @@ impl ToggleAdmin {
     /// groups ([`Error::NameExists`]); every member must be a user that exists (one 400
     /// listing the unknown ids); repeated members are merged.
     pub async fn create_group(&self, caller: &Caller, group: &NewGroup) -> Result<Group> {
-        self.require(caller, &[Check::root(Permission::ManageUsers)])
-            .await?;
+        let checks = [Check::root(Permission::ManageUsers)];
+        let mut first = Some(self.require(caller, &checks).await?);
         let name = group.name.trim();
         if name.is_empty() || name.chars().count() > 100 {
             return Err(Error::invalid_at(
@@ -206,7 +223,14 @@ impl ToggleAdmin {
                 "a group's name must be 1 to 100 characters",
             ));
         }
+        if let Some(problem) = display_name_problem(name, MAX_NAME) {
+            return Err(Error::invalid_at(
+                "name",
+                format!("a group's name {problem}"),
+            ));
+        }
         retrying!("create_group", async {
+            let authorised = self.authorise_attempt(&mut first, caller, &checks).await?;
             let existing = self.store.list(Collection::Groups, "").await?;
             let groups: Vec<Group> = decode_listing(Collection::Groups, &existing)?;
             if groups.iter().any(|g| g.name == name) {
@@ -239,7 +263,7 @@ impl ToggleAdmin {
                     None,
                     Some(encode(&key, &created)?),
                 ));
-            self.store.commit(changes).await?;
+            self.commit_as(&authorised, changes).await?;
             Ok(created)
         })
     }
@@ -247,9 +271,10 @@ impl ToggleAdmin {
     /// Replace the members of group `id`. Needs `MANAGE_USERS`. Every member must be a user
     /// that exists; the change takes effect at the members' next permission check.
     pub async fn set_group_users(&self, caller: &Caller, id: i64, users: &[i64]) -> Result<Group> {
-        self.require(caller, &[Check::root(Permission::ManageUsers)])
-            .await?;
+        let checks = [Check::root(Permission::ManageUsers)];
+        let mut first = Some(self.require(caller, &checks).await?);
         retrying!("set_group_users", async {
+            let authorised = self.authorise_attempt(&mut first, caller, &checks).await?;
             let key = group_key(id);
             let record = self.store.get(&key).await?;
             let current: Group = decode_opt(&key, record.as_ref())?
@@ -272,7 +297,7 @@ impl ToggleAdmin {
                     Some(encode(&key, &current)?),
                     Some(encode(&key, &updated)?),
                 ));
-            self.store.commit(changes).await?;
+            self.commit_as(&authorised, changes).await?;
             Ok(updated)
         })
     }
@@ -301,8 +326,8 @@ impl ToggleAdmin {
     /// permission; only environment permissions may name an environment, which must exist.
     /// Ids continue after the built-in roles: 6, 7, 8 …
     pub async fn create_role(&self, caller: &Caller, role: &NewRole) -> Result<Role> {
-        self.require(caller, &[Check::root(Permission::ManageUsers)])
-            .await?;
+        let checks = [Check::root(Permission::ManageUsers)];
+        let mut first = Some(self.require(caller, &checks).await?);
         let name = role.name.trim();
         if name.is_empty() || name.chars().count() > 100 {
             return Err(Error::invalid_at(
@@ -310,7 +335,14 @@ impl ToggleAdmin {
                 "a role's name must be 1 to 100 characters",
             ));
         }
+        if let Some(problem) = display_name_problem(name, MAX_NAME) {
+            return Err(Error::invalid_at(
+                "name",
+                format!("a role's name {problem}"),
+            ));
+        }
         retrying!("create_role", async {
+            let authorised = self.authorise_attempt(&mut first, caller, &checks).await?;
             let environments = self.store.list(Collection::Environments, "").await?;
             let names: Vec<String> = environments
                 .records
@@ -361,7 +393,7 @@ impl ToggleAdmin {
                     None,
                     Some(encode(&key, &created)?),
                 ));
-            self.store.commit(changes).await?;
+            self.commit_as(&authorised, changes).await?;
             Ok(created)
         })
     }

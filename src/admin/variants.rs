@@ -202,6 +202,7 @@ impl ToggleAdmin {
 
     /// Check that `caller` may change variants of `project` in `environment`, before its
     /// body is read (the HTTP order of checks: permission before body shape).
+    #[cfg_attr(not(feature = "http"), allow(dead_code))]
     pub(crate) async fn require_variants_permission(
         &self,
         caller: &Caller,
@@ -228,17 +229,20 @@ impl ToggleAdmin {
         environment: &str,
         decide: impl Fn(&Key, &RawValue) -> Result<Vec<Variant>>,
     ) -> Result<FeatureVariants> {
-        self.require(
-            caller,
-            &[Check::environment(
-                Permission::UpdateFeatureEnvironmentVariants,
-                project,
-                environment,
-            )],
-        )
-        .await?;
         let fe_key = feature_environment_key(feature, environment);
         retrying!("patch_variants", async {
+            // Inside the loop: a conflict (the key revoked, the user's access changed) is
+            // decided again, permission included.
+            let authorised = self
+                .require(
+                    caller,
+                    &[Check::environment(
+                        Permission::UpdateFeatureEnvironmentVariants,
+                        project,
+                        environment,
+                    )],
+                )
+                .await?;
             // Writers of this feature environment decide one after the other, on the latest
             // accepted state, and wait for durability after letting the next one decide.
             let turn = self.locks.lock(&fe_key).await;
@@ -295,7 +299,7 @@ impl ToggleAdmin {
                     Some(pre_data),
                     Some(data),
                 ));
-            let accepted = self.store.submit(changes).await?;
+            let accepted = self.submit_as(&authorised, changes).await?;
             drop(turn);
             accepted.durable().await?;
             Ok(FeatureVariants {

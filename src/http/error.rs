@@ -7,7 +7,6 @@ use axum::response::{IntoResponse, Response};
 use serde::Serialize;
 
 use crate::error::Error;
-use crate::store::StoreError;
 
 /// An [`Error`] as an HTTP response: the status of [`Error::status`] and the body of
 /// [`Error::body`] (`{id, name, message, details?}`, `application/json`).
@@ -29,7 +28,7 @@ impl IntoResponse for ApiError {
 }
 
 /// The response for `error`. A server error (500) is logged with its whole cause chain; its
-/// body says only that the store failed.
+/// body says only that the store failed or that an internal error happened.
 pub(crate) fn error_response(error: &Error) -> Response {
     let status = StatusCode::from_u16(error.status()).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
     let body = error.body();
@@ -40,7 +39,10 @@ pub(crate) fn error_response(error: &Error) -> Response {
             causes.push(cause.to_string());
             source = cause.source();
         }
-        tracing::error!(error_id = %body.id, %error, causes = ?causes, "request failed: the store failed");
+        tracing::error!(error_id = %body.id, %error, causes = ?causes, "request failed: {}", match error {
+            Error::Store(_) => "the store failed",
+            _ => "internal error",
+        });
     } else {
         tracing::debug!(error_id = %body.id, status = status.as_u16(), name = body.name, "request refused");
     }
@@ -60,10 +62,10 @@ pub(crate) fn error_response(error: &Error) -> Response {
 pub(crate) fn json_response<T: Serialize>(status: StatusCode, value: &T) -> Response {
     match serde_json::to_vec(value) {
         Ok(bytes) => json_bytes(status, bytes),
-        Err(source) => error_response(&Error::Store(StoreError::Encoding {
-            what: "the response body".to_owned(),
-            source,
-        })),
+        Err(source) => error_response(&Error::internal(
+            "could not encode the response body",
+            Some(Box::new(source)),
+        )),
     }
 }
 

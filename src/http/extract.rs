@@ -308,9 +308,18 @@ fn pointer_of(path: &serde_path_to_error::Path) -> String {
 }
 
 /// Path parameters; a parameter that is not valid UTF-8 (after percent-decoding) or of the
-/// wrong type is a 400.
+/// wrong type is a 400, and so is one that cannot be a name: one with a control character
+/// (NUL, newline, …) or longer than 255 characters (512 for `{token}`, which may be a
+/// secret). Such a parameter names nothing that can exist, so the answer is a 400 naming the
+/// parameter rather than a 404.
 #[derive(Debug, Clone)]
 pub(crate) struct Params<T>(pub T);
+
+/// The longest path parameter, in characters: names are at most 255 (Unleash's columns); a
+/// key's secret (`{token}`) at most 512.
+fn path_parameter_limit(name: &str) -> usize {
+    if name == "token" { 512 } else { 255 }
+}
 
 impl<T: DeserializeOwned + Send, S: Send + Sync> FromRequestParts<S> for Params<T> {
     type Rejection = ApiError;
@@ -319,6 +328,31 @@ impl<T: DeserializeOwned + Send, S: Send + Sync> FromRequestParts<S> for Params<
         parts: &mut Parts,
         state: &S,
     ) -> std::result::Result<Self, ApiError> {
+        if let Ok(Path(raw)) = Path::<Vec<(String, String)>>::from_request_parts(parts, state).await
+        {
+            let mut problems = Vec::new();
+            for (name, value) in &raw {
+                let limit = path_parameter_limit(name);
+                let length = value.chars().count();
+                if length > limit {
+                    problems.push(ErrorDetail::at(
+                        format!("{{{name}}}"),
+                        format!("the path parameter {name} is {length} characters long, more than {limit}"),
+                    ));
+                } else if let Some(c) = value.chars().find(|c| c.is_control()) {
+                    problems.push(ErrorDetail::at(
+                        format!("{{{name}}}"),
+                        format!(
+                            "the path parameter {name} must not contain control characters, but has U+{:04X}",
+                            u32::from(c)
+                        ),
+                    ));
+                }
+            }
+            if !problems.is_empty() {
+                return Err(Error::validation("A path parameter is not valid.", problems).into());
+            }
+        }
         match Path::<T>::from_request_parts(parts, state).await {
             Ok(Path(value)) => Ok(Params(value)),
             Err(rejection) => Err(Error::validation(

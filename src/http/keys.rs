@@ -3,7 +3,11 @@
 //!
 //! Only admin keys can be created at `/api/admin/api-tokens`: client and frontend tokens are
 //! for the client API, which this service does not serve (400). The secret is in the creation
-//! response only; the store keeps its hash.
+//! response only; the store keeps digests of it (see [`crate::auth`]).
+//!
+//! `expiresAt` (an RFC 3339 date-time, or `null`) is honoured at both creation routes: a
+//! date not in the future is a 400 (as in Unleash), and from that instant on the key is
+//! refused with 401. Listings show each key as it is: its type, scope and expiry.
 
 use axum::extract::State;
 use axum::http::StatusCode;
@@ -48,12 +52,22 @@ struct NewToken {
     #[serde(default)]
     projects: Option<Vec<String>>,
     #[serde(default)]
-    #[allow(dead_code)]
-    #[cfg_attr(feature = "openapi", schema(value_type = Option<Object>))]
+    #[cfg_attr(feature = "openapi", schema(value_type = Option<String>, format = DateTime))]
     expires_at: Option<Value>,
 }
 
 /// A key as `/api/admin/api-tokens` shows it; `secret` only when it was just created.
+///
+/// * `type`: `admin` (every permission), `grants` (explicit grants, created through the
+///   library) or `user` (acts as the user `userId`).
+/// * `projects`: the projects the key is limited to, `["*"]` when it is not limited to some
+///   (an admin key, a key acting as a user — which may do what the user may do — or a key
+///   with a grant for every project); `project` is the same list joined with `,`, as in
+///   Unleash.
+/// * `environment`: the environment the key is limited to, `*` when it is not limited;
+///   several environments joined with `,`.
+/// * `expiresAt`: when the key stops working, `null` if never.
+/// * `access`: exactly what the key may do.
 #[derive(Debug, Serialize)]
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "camelCase")]
@@ -64,35 +78,58 @@ struct TokenView {
     token_name: String,
     #[serde(rename = "type")]
     token_type: &'static str,
-    project: &'static str,
-    #[cfg_attr(feature = "openapi", schema(value_type = Vec<String>))]
-    projects: [&'static str; 1],
-    environment: &'static str,
-    #[cfg_attr(feature = "openapi", schema(value_type = Option<String>))]
-    expires_at: Option<()>,
+    project: String,
+    projects: Vec<String>,
+    environment: String,
+    #[serde(with = "timestamp::optional")]
+    #[cfg_attr(feature = "openapi", schema(value_type = Option<String>, format = DateTime))]
+    expires_at: Option<DateTime<Utc>>,
     #[serde(with = "timestamp")]
     created_at: DateTime<Utc>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    user_id: Option<i64>,
     #[cfg_attr(feature = "openapi", schema(value_type = crate::http::openapi::KeyAccessSchema))]
     access: KeyAccess,
 }
 
 impl TokenView {
     fn of(info: ApiKeyInfo, secret: Option<String>) -> Self {
-        let token_type = match info.access {
-            KeyAccess::Admin => "admin",
-            KeyAccess::Grants { .. } => "grants",
-            KeyAccess::User { .. } => "user",
+        let all = || vec!["*".to_owned()];
+        let (token_type, projects, environments, user_id) = match &info.access {
+            KeyAccess::Admin => ("admin", all(), all(), None),
+            KeyAccess::User { user_id } => ("user", all(), all(), Some(*user_id)),
+            KeyAccess::Grants { grants } => {
+                let scope = |of: fn(&crate::auth::Grant) -> Option<&str>| {
+                    let mut names: Vec<String> = Vec::new();
+                    for grant in grants {
+                        match of(grant) {
+                            None | Some("*") => return all(),
+                            Some(name) => names.push(name.to_owned()),
+                        }
+                    }
+                    names.sort();
+                    names.dedup();
+                    if names.is_empty() { all() } else { names }
+                };
+                (
+                    "grants",
+                    scope(|g| g.project.as_deref()),
+                    scope(|g| g.environment.as_deref()),
+                    None,
+                )
+            }
         };
         TokenView {
             secret,
             id: info.id,
             token_name: info.name,
             token_type,
-            project: "*",
-            projects: ["*"],
-            environment: "*",
-            expires_at: None,
+            project: projects.join(","),
+            projects,
+            environment: environments.join(","),
+            expires_at: info.expires_at,
             created_at: info.created_at,
+            user_id,
             access: info.access,
         }
     }
@@ -171,21 +208,54 @@ async fn create_admin_key(
             "an admin token covers every project: leave out project and projects or send \"*\"",
         ));
     }
+    let expires_at = expiry(body.expires_at.as_ref(), &mut problems);
     let Some(name) = body.token_name.or(body.username) else {
         problems.push(ErrorDetail::at("/tokenName", "tokenName is required"));
         return Err(Error::validation("The token is not valid.", problems).into());
     };
+    if let Some(problem) = crate::names::display_name_problem(&name, crate::names::MAX_NAME) {
+        problems.push(ErrorDetail::at(
+            "/tokenName",
+            format!("the token name {problem}"),
+        ));
+    }
     if !problems.is_empty() {
         return Err(Error::validation("The token is not valid.", problems).into());
     }
     let key = admin
-        .create_api_key(&caller, &name, KeyAccess::Admin)
+        .create_api_key_expiring(&caller, &name, KeyAccess::Admin, expires_at)
         .await?;
     Ok(Json::created(created_view(key)))
 }
 
 fn created_view(key: NewApiKey) -> TokenView {
     TokenView::of(key.info, Some(key.secret))
+}
+
+/// The `expiresAt` of a creation body: absent or `null` for never, else an RFC 3339
+/// date-time (`2030-01-01T00:00:00Z`, `2030-01-01T01:00:00+01:00`). Anything else is a
+/// problem at `/expiresAt`. Whether it is in the future is the library's check.
+fn expiry(value: Option<&Value>, problems: &mut Vec<ErrorDetail>) -> Option<DateTime<Utc>> {
+    match value {
+        None | Some(Value::Null) => None,
+        Some(Value::String(text)) => match DateTime::parse_from_rfc3339(text) {
+            Ok(at) => Some(at.with_timezone(&Utc)),
+            Err(e) => {
+                problems.push(ErrorDetail::at(
+                    "/expiresAt",
+                    format!("expiresAt must be an RFC 3339 date-time: {e}"),
+                ));
+                None
+            }
+        },
+        Some(_) => {
+            problems.push(ErrorDetail::at(
+                "/expiresAt",
+                "expiresAt must be an RFC 3339 date-time string or null",
+            ));
+            None
+        }
+    }
 }
 
 /// Revoke by the key's id, or by its secret as Unleash does.
@@ -209,12 +279,10 @@ async fn revoke(
 ) -> HttpResult<StatusCode> {
     let id = match uuid::Uuid::parse_str(&token) {
         Ok(id) => id,
-        Err(_) => match admin.authenticate(Some(&token)).await {
-            Ok(owner) => owner.key().id,
-            Err(Error::AuthenticationRequired { .. }) => {
-                return Err(Error::not_found("There is no such API token.").into());
-            }
-            Err(other) => return Err(other.into()),
+        // By secret: expired keys too (they can still be revoked).
+        Err(_) => match admin.api_key_id(&token).await? {
+            Some(id) => id,
+            None => return Err(Error::not_found("There is no such API token.").into()),
         },
     };
     admin.revoke_api_key(&caller, id).await?;
@@ -228,8 +296,7 @@ async fn revoke(
 struct NewUserToken {
     description: String,
     #[serde(default)]
-    #[allow(dead_code)]
-    #[cfg_attr(feature = "openapi", schema(value_type = Option<Object>))]
+    #[cfg_attr(feature = "openapi", schema(value_type = Option<String>, format = DateTime))]
     expires_at: Option<Value>,
 }
 
@@ -242,8 +309,9 @@ struct UserTokenView {
     secret: String,
     description: String,
     user_id: i64,
-    #[cfg_attr(feature = "openapi", schema(value_type = Option<String>))]
-    expires_at: Option<()>,
+    #[serde(with = "timestamp::optional")]
+    #[cfg_attr(feature = "openapi", schema(value_type = Option<String>, format = DateTime))]
+    expires_at: Option<DateTime<Utc>>,
     #[serde(with = "timestamp")]
     created_at: DateTime<Utc>,
 }
@@ -268,15 +336,34 @@ async fn create_user_key(
     Params(user_id): Params<i64>,
     JsonBody(body): JsonBody<NewUserToken>,
 ) -> HttpResult<Json<UserTokenView>> {
+    let mut problems = Vec::new();
+    // The library names the key's name `name`; here it is the body's `description`.
+    if let Some(problem) =
+        crate::names::display_name_problem(&body.description, crate::names::MAX_NAME)
+    {
+        problems.push(ErrorDetail::at(
+            "/description",
+            format!("the description {problem}"),
+        ));
+    }
+    let expires_at = expiry(body.expires_at.as_ref(), &mut problems);
+    if !problems.is_empty() {
+        return Err(Error::validation("The token is not valid.", problems).into());
+    }
     let key = admin
-        .create_api_key(&caller, &body.description, KeyAccess::User { user_id })
+        .create_api_key_expiring(
+            &caller,
+            &body.description,
+            KeyAccess::User { user_id },
+            expires_at,
+        )
         .await?;
     Ok(Json::created(UserTokenView {
         id: key.info.id,
         secret: key.secret,
         description: key.info.name,
         user_id,
-        expires_at: None,
+        expires_at: key.info.expires_at,
         created_at: key.info.created_at,
     }))
 }
@@ -324,6 +411,24 @@ async fn ensure_user_key(
     }
 }
 
+/// The tracing span of a request: method and path, as tower-http's default, except that the
+/// `{token}` of `/api/admin/api-tokens/{token}` is shown only when it is a key's public id
+/// (a UUID). A key may be revoked by its secret there, and secrets stay out of logs.
+pub(crate) fn request_span<B>(request: &axum::http::Request<B>) -> tracing::Span {
+    const PREFIX: &str = "/api/admin/api-tokens/";
+    let path = request.uri().path();
+    let shown = match path.strip_prefix(PREFIX) {
+        Some(token) if uuid::Uuid::parse_str(token).is_err() => format!("{PREFIX}<secret>"),
+        _ => request.uri().to_string(),
+    };
+    tracing::debug_span!(
+        "request",
+        method = %request.method(),
+        uri = %shown,
+        version = ?request.version(),
+    )
+}
+
 /// Timestamps as Unleash writes them (`2024-01-01T00:00:00.000Z`).
 mod timestamp {
     use chrono::{DateTime, SecondsFormat, Utc};
@@ -331,5 +436,21 @@ mod timestamp {
 
     pub(super) fn serialize<S: Serializer>(at: &DateTime<Utc>, s: S) -> Result<S::Ok, S::Error> {
         s.serialize_str(&at.to_rfc3339_opts(SecondsFormat::Millis, true))
+    }
+
+    /// An optional timestamp: `null` when absent.
+    pub(super) mod optional {
+        use chrono::{DateTime, Utc};
+        use serde::Serializer;
+
+        pub(in super::super) fn serialize<S: Serializer>(
+            at: &Option<DateTime<Utc>>,
+            s: S,
+        ) -> Result<S::Ok, S::Error> {
+            match at {
+                Some(at) => super::serialize(at, s),
+                None => s.serialize_none(),
+            }
+        }
     }
 }

@@ -118,7 +118,6 @@ use tower_http::trace::TraceLayer;
 
 use crate::ToggleAdmin;
 use crate::error::Error;
-use crate::store::StoreError;
 
 pub use error::ApiError;
 #[cfg(feature = "openapi")]
@@ -169,7 +168,7 @@ impl RouterConfig {
             .layer(DefaultBodyLimit::max(self.body_limit))
             .with_state(admin)
             .layer(CatchPanicLayer::custom(panic_response))
-            .layer(TraceLayer::new_for_http())
+            .layer(TraceLayer::new_for_http().make_span_with(keys::request_span))
     }
 }
 
@@ -250,8 +249,8 @@ fn panic_response(panic: Box<dyn Any + Send + 'static>) -> Response {
         .map(String::as_str)
         .or_else(|| panic.downcast_ref::<&str>().copied())
         .unwrap_or("a panic without a message");
-    error::error_response(&Error::Store(StoreError::Backend {
-        message: format!("a request handler panicked: {what}"),
-        source: None,
-    }))
+    error::error_response(&Error::internal(
+        format!("a request handler panicked: {what}"),
+        None,
+    ))
 }

@@ -147,11 +147,9 @@ async fn document() -> Response {
             json,
         )
             .into_response(),
-        Err(source) => super::error::error_response(&crate::error::Error::Store(
-            crate::store::StoreError::Encoding {
-                what: "the OpenAPI document".to_owned(),
-                source,
-            },
+        Err(source) => super::error::error_response(&crate::error::Error::internal(
+            "could not encode the OpenAPI document",
+            Some(Box::new(source)),
         )),
     }
 }

@@ -371,13 +371,38 @@ pub(crate) fn tag_type_name_problem(name: &str) -> Option<String> {
     }
 }
 
-/// What is wrong with a tag value: 2–50 characters (Unleash's rule).
+/// What is wrong with a tag value: 2–50 characters (Unleash's rule), none of them a control
+/// character (a tag value is shown as a label; NUL, newlines and escapes are never part of
+/// one).
 pub(crate) fn tag_value_problem(value: &str) -> Option<String> {
     let length = value.trim().chars().count();
-    (!(2..=50).contains(&length)).then(|| format!("a tag value has 2–50 characters, not {length}"))
+    if !(2..=50).contains(&length) {
+        return Some(format!("a tag value has 2–50 characters, not {length}"));
+    }
+    value.chars().find(|c| c.is_control()).map(|c| {
+        format!(
+            "a tag value must not contain control characters, but has U+{:04X}",
+            u32::from(c)
+        )
+    })
 }
 
 /// `#RRGGBB`.
 pub(crate) fn is_colour(text: &str) -> bool {
     text.len() == 7 && text.starts_with('#') && text[1..].bytes().all(|b| b.is_ascii_hexdigit())
+}
+
+#[cfg(test)]
+mod tag_value_tests {
+    use super::tag_value_problem;
+
+    #[test]
+    fn tag_values_are_2_to_50_printable_characters() {
+        assert_eq!(tag_value_problem("team-a"), None);
+        assert_eq!(tag_value_problem("Équipe 🚀"), None);
+        assert!(tag_value_problem("a").is_some());
+        assert!(tag_value_problem(&"a".repeat(51)).is_some());
+        assert!(tag_value_problem("a\u{0}b").is_some());
+        assert!(tag_value_problem("a\nb").is_some());
+    }
 }
