@@ -395,7 +395,10 @@ async fn export_by_tag_and_of_archived_names() {
             .await
             .unwrap();
     }
-    admin.archive_feature(&caller, "default", "c").await.unwrap();
+    admin
+        .archive_feature(&caller, "default", "c")
+        .await
+        .unwrap();
     let query = |tag: Option<&str>, features: &[&str]| ExportQuery {
         environment: "development".into(),
         tag: tag.map(str::to_owned),
@@ -416,8 +419,14 @@ async fn export_by_tag_and_of_archived_names() {
         .unwrap();
     assert_eq!(names(data), [("a".into(), false), ("c".into(), true)]);
     // A named archived feature is exported, marked archived; the project's list omits it.
-    let data = admin.export_query(&caller, &query(None, &["c"])).await.unwrap();
+    let data = admin
+        .export_query(&caller, &query(None, &["c"]))
+        .await
+        .unwrap();
     assert_eq!(names(data), [("c".into(), true)]);
-    let data = admin.export_query(&caller, &query(None, &[])).await.unwrap();
+    let data = admin
+        .export_query(&caller, &query(None, &[]))
+        .await
+        .unwrap();
     assert_eq!(names(data), [("a".into(), false), ("b".into(), false)]);
 }
