@@ -6,6 +6,7 @@
 mod unleash_compat {
     pub mod divergences;
     pub mod normalise;
+    pub mod world;
 }
 
 use std::collections::BTreeMap;
@@ -15,14 +16,13 @@ use axum::body::Body;
 use axum::http::{Method, Request, header};
 use http_body_util::BodyExt;
 use serde_json::Value;
-use toggle_admin::admin::NewUser;
-use toggle_admin::model::{Environment, FeatureNaming, Project};
 use toggle_admin::store::FileStore;
-use toggle_admin::{KeyAccess, MemoryStore, ToggleAdmin};
+use toggle_admin::{MemoryStore, ToggleAdmin};
 use tower::ServiceExt;
 
 use unleash_compat::divergences::{Answer, DIVERGENCES};
 use unleash_compat::normalise::{contains, drop_in_list, normalise, our_error_name};
+use unleash_compat::world::{Callers, world};
 
 /// The recorded sample. `UNLEASH_COMPAT_CASES=<file>` replays another recording of the same
 /// format instead (e.g. a longer one).
@@ -35,114 +35,6 @@ fn recording() -> String {
             .unwrap_or_else(|e| panic!("UNLEASH_COMPAT_CASES={path}: {e}")),
         Err(_) => CASES.to_owned(),
     }
-}
-
-/// The secrets standing in for Unleash's callers.
-struct Callers {
-    admin: String,
-    pat: String,
-    viewer: String,
-    client: String,
-}
-
-impl Callers {
-    fn secret(&self, auth: &str) -> Option<String> {
-        match auth {
-            "admin" => Some(self.admin.clone()),
-            "pat" => Some(self.pat.clone()),
-            "viewer" => Some(self.viewer.clone()),
-            "client" => Some(self.client.clone()),
-            "bogus" => Some("bogus-key-nobody-has-0123456789".to_owned()),
-            "none" => None,
-            other => panic!("unknown caller {other}"),
-        }
-    }
-}
-
-/// The state the cases assume (the README's "The state the cases assume").
-async fn world(admin: ToggleAdmin) -> (Router, Callers) {
-    let key = admin.bootstrap_admin_key("admin").await.unwrap();
-    let root = admin.authenticate(Some(&key.secret)).await.unwrap();
-    for (name, kind, enabled, order) in [
-        ("default", "production", false, 1),
-        ("development", "development", true, 2),
-        ("production", "production", true, 3),
-    ] {
-        admin
-            .create_environment(
-                &root,
-                &Environment {
-                    name: name.into(),
-                    environment_type: kind.into(),
-                    enabled: Some(enabled),
-                    sort_order: Some(order),
-                },
-            )
-            .await
-            .unwrap();
-    }
-    let both = vec!["development".to_owned(), "production".to_owned()];
-    for project in [
-        Project {
-            id: "default".into(),
-            name: "Default".into(),
-            environments: both.clone(),
-            ..Default::default()
-        },
-        Project {
-            id: "other".into(),
-            name: "Other".into(),
-            environments: both.clone(),
-            ..Default::default()
-        },
-        Project {
-            id: "patterned".into(),
-            name: "Patterned".into(),
-            environments: both.clone(),
-            feature_naming: Some(FeatureNaming {
-                pattern: "^pat-[a-z0-9-]+$".into(),
-                example: Some("pat-example".into()),
-                description: Some("must start with pat-".into()),
-            }),
-            feature_limit: Some(3),
-            ..Default::default()
-        },
-    ] {
-        admin.create_project(&root, &project).await.unwrap();
-    }
-    // Unleash's root Admin user is user 1, `admin`; the personal access token is its.
-    let user_key = async |name: &str, role: i64| {
-        let user = admin
-            .create_user(
-                &root,
-                &NewUser {
-                    username: Some(name.into()),
-                    root_role: Some(role),
-                    ..Default::default()
-                },
-            )
-            .await
-            .unwrap();
-        admin
-            .create_api_key(&root, name, KeyAccess::User { user_id: user.id })
-            .await
-            .unwrap()
-            .secret
-    };
-    let pat = user_key("admin", 1).await;
-    let viewer = user_key("viewer", 3).await;
-    let client = admin
-        .create_api_key(&root, "client", KeyAccess::Grants { grants: vec![] })
-        .await
-        .unwrap()
-        .secret;
-    let callers = Callers {
-        admin: key.secret,
-        pat,
-        viewer,
-        client,
-    };
-    (toggle_admin::http::router(admin), callers)
 }
 
 /// A response, read whole.
