@@ -186,7 +186,7 @@ pub const DIVERGENCES: &[Divergence] = &[
         },
     },
     Divergence {
-        rule: "BEHAVIOUR.md §rule of thumb: bad input that Unleash silently mangles (a number where a string belongs, coerced) gets a clear 400",
+        rule: "BEHAVIOUR.md §rule of thumb: bad input that Unleash silently mangles (a number where a string belongs, coerced; an export tag not written type:value) gets a clear 400",
         examples: &["import/project-number", "app/create-bad-field-type"],
         applies: |case, ours| {
             let body = &case["request"]["body"];
@@ -196,6 +196,7 @@ pub const DIVERGENCES: &[Divergence] = &[
                 && ours.status == 400
                 && (ours.says("expected a string")
                     || ours.says("invalid type: integer")
+                    || ours.says("is not written type:value")
                     || ["project", "environment"]
                         .iter()
                         .any(|m| number_given(m) && ours.says(&format!("{m} is required"))))
