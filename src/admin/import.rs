@@ -179,11 +179,10 @@ impl ToggleAdmin {
             .await
     }
 
-    /// Export the features of `project` named in `features` (every feature of the project
-    /// that is not archived when `features` is empty) in `environment`: the
-    /// [`export_query`](Self::export_query) of `{environment, project, features}`. As in
-    /// Unleash, a non-empty `features` list takes precedence over `project`, and names that
-    /// do not exist are left out.
+    /// Export, in `environment`, the features named in `features` (wherever they live; names
+    /// that do not exist are left out), or, when `features` is empty, every feature of
+    /// `project` that is not archived: the [`export_query`](Self::export_query) of
+    /// `{environment, project, features}`, with Unleash's precedence.
     pub async fn export(
         &self,
         caller: &Caller,

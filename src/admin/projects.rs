@@ -336,7 +336,22 @@ impl ToggleAdmin {
                     Some(encode(&fkey, &record)?),
                 ));
             self.commit_as(&authorised, changes).await?;
-            Ok(super::features::feature_view(&record, &current, &[], None))
+            // The environments' types and sort orders, for the view (a new feature has no
+            // parents or children).
+            let (_, catalog) = self
+                .list_decoded::<Environment>(Collection::Environments)
+                .await?;
+            let links = super::features::FeatureLinks {
+                environments: &catalog,
+                parents: Vec::new(),
+                children: Vec::new(),
+            };
+            Ok(super::features::feature_view(
+                &record,
+                &current,
+                &[],
+                Some(links),
+            ))
         })
     }
 

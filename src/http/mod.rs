@@ -61,7 +61,7 @@
 //! | GET | `/api/admin/events` | `?project=&feature=&limit=` | 200 `{version, events, totalEvents}`, newest first |
 //! | POST | `/api/admin/features-batch/import` | `{project, environment, data}` | 200, no body |
 //! | POST | `/api/admin/features-batch/validate` | the same | 200 `{errors, warnings, permissions}` of `{message, affectedItems}` (nothing written) |
-//! | POST | `/api/admin/features-batch/export` | `{environment, project?, features?}` | 200 the `data` an import takes |
+//! | POST | `/api/admin/features-batch/export` | `{environment, features?, tag?, project?, downloadFile?}` | 200 the `data` an import takes |
 //! | GET, POST | `…/features/{featureName}/environments/{environment}/strategies` | POST: strategy | 200 list / 200 strategy |
 //! | PUT, DELETE | `…/environments/{environment}/strategies/{strategyId}` | PUT: strategy | 200 strategy / 200, no body |
 //! | POST | `…/environments/{environment}/on`, `…/off` | | 200, no body |
@@ -80,7 +80,7 @@
 //! | DELETE | `/api/admin/metrics/applications/{appName}` | | 200, no body (also when there was none) |
 //! | POST | `/api/admin/metrics/applications/{appName}` | `{description?, url?, color?, icon?, instances?}` | 202, no body |
 //! | GET | `/api/admin/metrics/applications/{appName}` | | 200 application |
-//! | GET | `/api/admin/metrics/applications` | | 200 `{applications}` |
+//! | GET | `/api/admin/metrics/applications` | `?query=` | 200 `{total, applications}` |
 //! | PUT | `/api/admin/projects/{projectId}/access` | `{roles: [{id, users?, groups?}]}` | 200, no body |
 //! | GET | `/api/admin/projects/{projectId}/access` | | 200 `{roles: [{id, users, groups}]}` |
 //! | GET, POST | `/api/admin/user-admin` | POST: `{username?, email?, name?, rootRole?}` | 200 `{users}` / 201 user |

@@ -1,101 +1,233 @@
-//! The deliberate divergences from Unleash 6.10.1: the cases where our answer is
-//! `BEHAVIOUR.md`'s, each with the rule it follows and the status we answer.
+//! The deliberate divergences from Unleash 6.10.1: the kinds of case where our answer is
+//! `BEHAVIOUR.md`'s, each with the rule it follows. A kind is recognised from the recorded
+//! case **and our answer**, so that a case is divergent only when we answer as the rule
+//! says (a different answer is a disagreement), and so that more cases of the same kind are
+//! recognised too. `examples` names the recorded cases of the kind; the test checks that each
+//! is recognised.
 
-/// One recorded case whose answer deliberately differs from Unleash's.
-pub struct Divergence {
-    /// The case's `name`.
-    pub case: &'static str,
-    /// The rule of `BEHAVIOUR.md` our answer follows.
-    pub rule: &'static str,
-    /// The status we answer.
+use serde_json::Value;
+
+/// Our answer to a case's request.
+pub struct Answer<'a> {
     pub status: u16,
+    pub body: Option<&'a Value>,
 }
 
-/// Every deliberate divergence, one line each.
+impl Answer<'_> {
+    /// The messages of our error body: the message and every detail's.
+    fn messages(&self) -> Vec<&str> {
+        let Some(body) = self.body else {
+            return Vec::new();
+        };
+        let mut all: Vec<&str> = body["message"].as_str().into_iter().collect();
+        for detail in body["details"].as_array().into_iter().flatten() {
+            all.extend(detail["message"].as_str());
+        }
+        all
+    }
+
+    fn says(&self, text: &str) -> bool {
+        self.messages().iter().any(|m| m.contains(text))
+    }
+}
+
+/// One kind of deliberate divergence.
+pub struct Divergence {
+    /// The rule of `BEHAVIOUR.md` our answer follows.
+    pub rule: &'static str,
+    /// The recorded cases of this kind.
+    pub examples: &'static [&'static str],
+    /// Whether `case`, answered by us with `ours`, is of this kind.
+    pub applies: fn(case: &Value, ours: &Answer<'_>) -> bool,
+}
+
+fn group(case: &Value) -> &str {
+    case["group"].as_str().unwrap_or_default()
+}
+
+fn unleash_status(case: &Value) -> u16 {
+    case["response"]["status"].as_u64().unwrap_or(0) as u16
+}
+
+fn unleash_message(case: &Value) -> String {
+    let body = &case["response"]["body"];
+    let mut all = body["message"].as_str().unwrap_or_default().to_owned();
+    for detail in body["details"].as_array().into_iter().flatten() {
+        all.push(' ');
+        all.push_str(detail["message"].as_str().unwrap_or_default());
+    }
+    all
+}
+
+/// The variants a PATCH adds or replaces whole (`value` objects of its operations).
+fn patch_values(case: &Value) -> Vec<&serde_json::Map<String, Value>> {
+    case["request"]["body"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(|op| op["value"].as_object())
+        .collect()
+}
+
+/// Unleash's variants with the defaults we store filled in.
+fn with_defaults(variants: &Value) -> Value {
+    let mut variants = variants.clone();
+    for variant in variants.as_array_mut().into_iter().flatten() {
+        if let Some(object) = variant.as_object_mut() {
+            object
+                .entry("stickiness")
+                .or_insert_with(|| Value::from("default"));
+            object
+                .entry("weightType")
+                .or_insert_with(|| Value::from("variable"));
+        }
+    }
+    variants
+}
+
+/// Every deliberate divergence.
 pub const DIVERGENCES: &[Divergence] = &[
     Divergence {
-        case: "vp/remove-field-stickiness",
-        rule: "BEHAVIOUR.md §1: a variant without stickiness is stored with stickiness \"default\" (Unleash leaves it out)",
-        status: 200,
+        rule: "BEHAVIOUR.md §1: RFC 6902 strictly; an index past the end, a missing member or index, a non-numeric index is a 400 `Could not apply provided patch` (Unleash appends, ignores or adds)",
+        examples: &["vp/add-index-out-of-range"],
+        applies: |case, ours| {
+            group(case) == "variants-patch"
+                && unleash_status(case) == 200
+                && ours.status == 400
+                && ours.says("Could not apply provided patch")
+        },
     },
     Divergence {
-        case: "vp/stickiness-missing",
-        rule: "BEHAVIOUR.md §1: a variant without stickiness is stored with stickiness \"default\" (Unleash leaves it out)",
-        status: 200,
-    },
-    Divergence {
-        case: "vp/weighttype-missing-only",
-        rule: "BEHAVIOUR.md §1: a variant without weightType is variable (Unleash drops it, then finds no variable variant: 400)",
-        status: 200,
-    },
-    Divergence {
-        case: "vp/add-index-out-of-range",
-        rule: "BEHAVIOUR.md §1: RFC 6902 strictly, an index past the end is a 400 (Unleash appends)",
-        status: 400,
-    },
-    Divergence {
-        case: "vp/weight-string",
         rule: "BEHAVIOUR.md §1: a weight given as a string is an error, not a number (Unleash stores the string)",
-        status: 400,
+        examples: &["vp/weight-string"],
+        applies: |case, ours| {
+            unleash_status(case) == 200
+                && ours.status == 400
+                && ours.says("weight must be an integer")
+                && ours.says("not the string")
+        },
     },
     Divergence {
-        case: "vp/unknown-project",
-        rule: "BEHAVIOUR.md §1: the project in the path is checked, an unknown one is a 404 (Unleash ignores it and writes)",
-        status: 404,
+        rule: "BEHAVIOUR.md §1: the project in the path is checked; a missing project, or a feature of another project, is a 404 (Unleash ignores the project and writes)",
+        examples: &["vp/unknown-project"],
+        applies: |case, ours| {
+            unleash_status(case) == 200
+                && ours.status == 404
+                && (ours.says("no project") || ours.says("in project"))
+        },
     },
     Divergence {
-        case: "export/client-token",
-        rule: "BEHAVIOUR.md §Auth and permissions: keys are admin keys or act as a user (no client tokens); a key with no grants may read, so it may export",
-        status: 200,
+        rule: "BEHAVIOUR.md §1: defaults are stored, a variant without stickiness has stickiness \"default\" and one without weightType is variable (Unleash leaves stickiness out, drops such a variant)",
+        examples: &[
+            "vp/remove-field-stickiness",
+            "vp/stickiness-missing",
+            "vp/weighttype-missing-only",
+        ],
+        applies: |case, ours| {
+            if group(case) != "variants-patch" || ours.status != 200 {
+                return false;
+            }
+            let Some(body) = ours.body else {
+                return false;
+            };
+            match unleash_status(case) {
+                // The same variants once Unleash's get our defaults.
+                200 => {
+                    let theirs = &case["response"]["body"]["variants"];
+                    *theirs != body["variants"] && with_defaults(theirs) == body["variants"]
+                }
+                // Unleash dropped a variant without weightType and found no variable one.
+                400 => {
+                    unleash_message(case).contains("at least one \"variable\" variant")
+                        && patch_values(case)
+                            .iter()
+                            .any(|v| !v.contains_key("weightType"))
+                }
+                _ => false,
+            }
+        },
     },
     Divergence {
-        case: "import/duplicate-features-in-payload",
-        rule: "BEHAVIOUR.md §2: validate everything first; all problems, duplicate feature names included, in one 400 (Unleash: 409)",
-        status: 400,
+        rule: "BEHAVIOUR.md §Auth and permissions: keys are admin keys or act as users (there are no client tokens); a key without grants may read (GET, export, the import dry run), and is refused anything else with 403",
+        examples: &["export/client-token"],
+        applies: |case, ours| {
+            let path = case["request"]["path"].as_str().unwrap_or_default();
+            let reads = case["request"]["method"] == "GET"
+                || path.ends_with("/features-batch/export")
+                || path.ends_with("/features-batch/validate");
+            case["request"]["headers"]["auth"] == "client"
+                && unleash_message(case).contains("expected a different token type")
+                && reads
+                && ours.status == 200
+        },
     },
     Divergence {
-        case: "import/strategy-for-feature-not-in-features",
-        rule: "BEHAVIOUR.md §2: sub-list entries naming a feature not in data.features are listed in the one 400 (Unleash: 404 mid-transaction)",
-        status: 400,
+        rule: "BEHAVIOUR.md §Auth and permissions and §2: an admin key holds every permission and may import (Unleash refuses admin tokens)",
+        examples: &[],
+        applies: |case, ours| {
+            unleash_status(case) == 400
+                && unleash_message(case).contains("admin token")
+                && ours.status == 200
+        },
     },
     Divergence {
-        case: "import/fenv-for-feature-not-in-features",
-        rule: "BEHAVIOUR.md §2: sub-list entries naming a feature not in data.features are listed in the one 400 (Unleash: 404 mid-transaction)",
-        status: 400,
+        rule: "BEHAVIOUR.md §2: everything is validated first and every problem, duplicate feature names and sub-list entries naming a feature not in data.features included, is listed in one 400 (Unleash: 409 or 404 mid-transaction)",
+        examples: &[
+            "import/duplicate-features-in-payload",
+            "import/strategy-for-feature-not-in-features",
+            "import/fenv-for-feature-not-in-features",
+        ],
+        applies: |case, ours| {
+            group(case) == "features-batch-import"
+                && matches!(unleash_status(case), 403 | 404 | 409)
+                && ours.status == 400
+                && (ours.says("duplicate feature")
+                    || ours.says("is not one of the features in data.features"))
+        },
     },
     Divergence {
-        case: "import/project-number",
-        rule: "BEHAVIOUR.md §rule of thumb: bad input Unleash silently mangles (a number coerced to the project \"5\") gets a clear 400",
-        status: 400,
+        rule: "BEHAVIOUR.md §rule of thumb: bad input that Unleash silently mangles (a number where a string belongs, coerced; an export tag not written type:value) gets a clear 400",
+        examples: &["import/project-number", "app/create-bad-field-type"],
+        applies: |case, ours| {
+            let body = &case["request"]["body"];
+            let number_given = |member: &str| body[member].is_number();
+            group(case) != "project-access"
+                && unleash_status(case) != 400
+                && ours.status == 400
+                && (ours.says("expected a string")
+                    || ours.says("invalid type: integer")
+                    || ours.says("is not written type:value")
+                    || ["project", "environment"]
+                        .iter()
+                        .any(|m| number_given(m) && ours.says(&format!("{m} is required"))))
+        },
     },
     Divergence {
-        case: "validate/unknown-project",
-        rule: "BEHAVIOUR.md §2: validate_import runs the same validation as import, so it reports the missing project (Unleash: no error)",
-        status: 200,
+        rule: "BEHAVIOUR.md §2: validate_import runs the same validation as import, so it reports what import would refuse, such as a missing project (Unleash reports nothing)",
+        examples: &["validate/unknown-project"],
+        applies: |case, ours| {
+            group(case) == "features-batch-validate"
+                && unleash_status(case) == 200
+                && ours.status == 200
+                && case["response"]["body"]["errors"] == serde_json::json!([])
+                && ours
+                    .body
+                    .is_some_and(|b| b["errors"].as_array().is_some_and(|e| !e.is_empty()))
+        },
     },
     Divergence {
-        case: "app/create-bad-field-type",
-        rule: "BEHAVIOUR.md §rule of thumb: bad input Unleash silently mangles (numbers stored as strings) gets a clear 400",
-        status: 400,
-    },
-    Divergence {
-        case: "access/put-default",
-        rule: "BEHAVIOUR.md §4: the project access endpoint exists here (Unleash OSS: 404); this body is not {roles: [{id, users, groups}]} → 400",
-        status: 400,
-    },
-    Divergence {
-        case: "access/put-unknown-project",
-        rule: "BEHAVIOUR.md §4 and the order of checks: the endpoint exists here; the body's shape (400) is checked before existence (404)",
-        status: 400,
-    },
-    Divergence {
-        case: "access/get-default",
-        rule: "BEHAVIOUR.md §4: the project access endpoint exists here (Unleash OSS: 404); project_access reads the assignment back",
-        status: 200,
-    },
-    Divergence {
-        case: "access/post-default-roles",
-        rule: "BEHAVIOUR.md §4: the project access endpoint exists here (PUT and GET); another method on it is 405 (Unleash OSS: 404)",
-        status: 405,
+        rule: "BEHAVIOUR.md §4: project access is served here (Unleash OSS answers 404: enterprise only), with the order of checks authentication → permission → body shape (400) → existence (404); GET reads it back, other methods are 405",
+        examples: &[
+            "access/put-default",
+            "access/put-unknown-project",
+            "access/get-default",
+            "access/post-default-roles",
+        ],
+        applies: |case, ours| {
+            group(case) == "project-access"
+                && unleash_status(case) == 404
+                && unleash_message(case).contains("is not available")
+                && matches!(ours.status, 200 | 400 | 404 | 405)
+        },
     },
 ];
