@@ -10,7 +10,9 @@ use super::error::{HttpResult, Json};
 use super::extract::{Authenticated, JsonBody, JsonValue};
 use crate::ToggleAdmin;
 use crate::import::ImportValidation;
-use crate::model::{ExportData, ExportQuery};
+#[cfg(feature = "openapi")]
+use crate::model::ExportData;
+use crate::model::ExportQuery;
 
 pub(crate) fn routes() -> super::Routes {
     super::Routes::new()
