@@ -7,7 +7,7 @@
 //! * `patch_variants scaling`: MemoryStore and FileStore (durability off) holding 100, 10,000
 //!   and 100,000 features, patching one of them;
 //! * `patch_variants concurrency`: durable FileStore, 1 and 16 tasks each patching its own
-//!   feature at once (throughput);
+//!   feature at once, and 16 tasks all patching one feature (throughput);
 //! * `patch_variants postgres` (feature `postgres`, only when `TOGGLE_ADMIN_TEST_POSTGRES`
 //!   is set): PostgresStore in a schema of its own, dropped afterwards.
 
@@ -242,35 +242,38 @@ fn bench_concurrency(c: &mut Criterion) {
     let dir = TempDir::new("concurrency");
     let store = FileStore::open(&dir.0).unwrap();
     let (admin, caller) = runtime.block_on(populated(store, 16));
-    for tasks in [1usize, 16] {
+    // (tasks, whether they all patch the same feature)
+    for (tasks, one_key) in [(1usize, false), (16, false), (16, true)] {
         group.throughput(Throughput::Elements(tasks as u64));
-        group.bench_with_input(
-            BenchmarkId::new("FileStore durable, tasks", tasks),
-            &tasks,
-            |b, &tasks| {
-                b.to_async(&runtime).iter_custom(|iters| {
-                    let (admin, caller, patch) = (admin.clone(), caller.clone(), patch.clone());
-                    async move {
-                        let start = Instant::now();
-                        for _ in 0..iters {
-                            let handles: Vec<_> = (0..tasks)
-                                .map(|i| {
-                                    let (admin, caller, patch) =
-                                        (admin.clone(), caller.clone(), patch.clone());
-                                    tokio::spawn(async move {
-                                        patch_one(&admin, &caller, i, &patch).await
-                                    })
+        let name = if one_key {
+            "FileStore durable, one feature, tasks"
+        } else {
+            "FileStore durable, tasks"
+        };
+        group.bench_with_input(BenchmarkId::new(name, tasks), &tasks, |b, &tasks| {
+            b.to_async(&runtime).iter_custom(|iters| {
+                let (admin, caller, patch) = (admin.clone(), caller.clone(), patch.clone());
+                async move {
+                    let start = Instant::now();
+                    for _ in 0..iters {
+                        let handles: Vec<_> = (0..tasks)
+                            .map(|i| {
+                                let (admin, caller, patch) =
+                                    (admin.clone(), caller.clone(), patch.clone());
+                                let feature = if one_key { 0 } else { i };
+                                tokio::spawn(async move {
+                                    patch_one(&admin, &caller, feature, &patch).await
                                 })
-                                .collect();
-                            for handle in handles {
-                                handle.await.unwrap();
-                            }
+                            })
+                            .collect();
+                        for handle in handles {
+                            handle.await.unwrap();
                         }
-                        start.elapsed()
                     }
-                })
-            },
-        );
+                    start.elapsed()
+                }
+            })
+        });
     }
     group.finish();
     drop(admin);

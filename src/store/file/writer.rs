@@ -10,7 +10,7 @@
 use std::sync::atomic::Ordering;
 use std::sync::{Arc, PoisonError, mpsc};
 use std::thread::JoinHandle;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use tokio::sync::oneshot;
 
@@ -19,6 +19,8 @@ use crate::store::{Event, Records, Revision, StoreError};
 
 /// The most commits one batch takes, so that one very long queue is not one huge write.
 const MAX_BATCH: usize = 4096;
+/// The longest a batch waits for more commits (see `Writer::gather`).
+const MAX_GATHER: Duration = Duration::from_millis(2);
 
 /// Work for the writer thread.
 pub(super) enum Job {
@@ -90,6 +92,8 @@ pub(super) fn spawn(
         .spawn(move || {
             Writer {
                 shared,
+                previous_batch: 0,
+                last_write: Duration::ZERO,
                 segment,
                 len,
             }
@@ -100,6 +104,10 @@ pub(super) fn spawn(
 
 struct Writer {
     shared: Arc<Shared>,
+    /// How many commits the previous batch held, and how long writing it took: what
+    /// `gather` goes by.
+    previous_batch: usize,
+    last_write: Duration,
     /// The active segment's name.
     segment: String,
     /// The active segment's length.
@@ -132,7 +140,38 @@ impl Writer {
                     Err(_) => break,
                 }
             }
+            self.gather(&queue, &mut batch);
+            let size = batch.waiting.len();
+            let started = Instant::now();
             self.write(batch);
+            if size > 0 {
+                self.previous_batch = size;
+                self.last_write = started.elapsed();
+            }
+        }
+    }
+
+    /// Wait a little for more commits when the batch is smaller than the one before: under
+    /// concurrency, clients answered by the previous batch are deciding their next commits
+    /// right now, and one sync for all of them beats two syncs (one for the first, one for
+    /// the rest). The wait is bounded by a quarter of the last write's duration (so it is
+    /// worth at most a quarter of a sync) and by [`MAX_GATHER`]; a lone writer (previous batch
+    /// of one) never waits.
+    fn gather(&self, queue: &mpsc::Receiver<Job>, batch: &mut Batch) {
+        let target = self.previous_batch.min(MAX_BATCH);
+        if batch.waiting.is_empty() || batch.waiting.len() >= target {
+            return;
+        }
+        let deadline = Instant::now() + (self.last_write / 4).min(MAX_GATHER);
+        while batch.waiting.len() < target {
+            let left = deadline.saturating_duration_since(Instant::now());
+            if left.is_zero() {
+                break;
+            }
+            match queue.recv_timeout(left) {
+                Ok(job) => self.add(batch, job),
+                Err(_) => break,
+            }
         }
     }
 
