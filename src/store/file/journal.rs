@@ -68,6 +68,23 @@ pub(super) fn is_segment(name: &str) -> bool {
             .is_some_and(|digits| digits.len() == 20 && digits.bytes().all(|b| b.is_ascii_digit()))
 }
 
+/// Create the empty segment whose records follow `base`, crash-safely: its header is
+/// written and synced under a temporary name (removed on open) and renamed into place, so a
+/// segment file is never seen without its whole header. Returns the segment's name.
+pub(super) fn create_segment(
+    disk: &dyn super::disk::Disk,
+    base: Revision,
+) -> Result<String, StoreError> {
+    let name = segment_name(base);
+    let temp = format!("{name}.tmp");
+    disk.remove(&temp)
+        .and_then(|()| disk.create(&temp, &header(base)))
+        .and_then(|()| disk.rename(&temp, &name))
+        .and_then(|()| disk.sync_dir())
+        .map_err(|e| io_error(format!("could not create {}", disk.describe(&name)), e))?;
+    Ok(name)
+}
+
 /// The header of a segment whose records follow `base`.
 pub(super) fn header(base: Revision) -> Vec<u8> {
     let mut header = Vec::with_capacity(HEADER_LEN as usize);

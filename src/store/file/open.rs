@@ -192,11 +192,7 @@ pub(super) fn recover(disk: &dyn Disk) -> Result<Opened, StoreError> {
     let (active_segment, active_len) = match active {
         Some(active) => active,
         None => {
-            let name = journal::segment_name(last);
-            disk.create(&name, &journal::header(last))
-                .and_then(|()| disk.sync_dir())
-                .map_err(|e| io_error(format!("could not create {}", disk.describe(&name)), e))?;
-            (name, journal::HEADER_LEN)
+            (journal::create_segment(disk, last)?, journal::HEADER_LEN)
         }
     };
     Ok(Opened {

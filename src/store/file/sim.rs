@@ -1,8 +1,8 @@
 //! A simulated disk for crash tests: it records every operation, and can materialise the
 //! disk as a power loss after any of them would leave it. Written data survives a crash
 //! only once synced, and names (creations, renames, removals) only once the directory is
-//! synced; of the bytes appended since a file's last sync, a crash keeps any prefix (a torn
-//! write), possibly as garbage.
+//! synced (or, when the crash keeps unsynced data, as they were); of the bytes appended since
+//! a file's last sync, a crash keeps any prefix (a torn write), possibly as garbage.
 
 use std::collections::BTreeMap;
 use std::io;
@@ -14,7 +14,8 @@ use super::disk::Disk;
 /// One operation, as recorded.
 #[derive(Debug, Clone)]
 enum Op {
-    Create(String, Vec<u8>),
+    /// An empty file; `Disk::create` is this, an append and a sync.
+    Create(String),
     Append(String, Vec<u8>),
     Sync(String),
     Truncate(String, u64),
@@ -84,7 +85,13 @@ impl SimDisk {
         }
         let state = replayed.state();
         let mut crashed = State::default();
-        for (name, &inode) in &state.durable {
+        // A file system may also have written directory changes nobody synced yet: with
+        // unsynced data kept, so are they.
+        let names = match unsynced {
+            Unsynced::Lost => &state.durable,
+            Unsynced::Kept(_) | Unsynced::Garbage(_) => &state.live,
+        };
+        for (name, &inode) in names {
             let Inode { data, synced } = &state.inodes[inode];
             let mut bytes = synced.clone();
             if data.starts_with(synced) {
@@ -115,14 +122,11 @@ impl SimDisk {
         let mut state = self.state();
         let missing = |name: &str| io::Error::new(io::ErrorKind::NotFound, name.to_owned());
         match &op {
-            Op::Create(name, bytes) => {
+            Op::Create(name) => {
                 if state.live.contains_key(name) {
                     return Err(io::Error::new(io::ErrorKind::AlreadyExists, name.clone()));
                 }
-                state.inodes.push(Inode {
-                    data: bytes.clone(),
-                    synced: bytes.clone(),
-                });
+                state.inodes.push(Inode::default());
                 let id = state.inodes.len() - 1;
                 state.live.insert(name.clone(), id);
             }
@@ -171,7 +175,10 @@ impl Disk for SimDisk {
     }
 
     fn create(&self, name: &str, bytes: &[u8]) -> io::Result<()> {
-        self.apply(Op::Create(name.to_owned(), bytes.to_vec()))
+        // Three steps, as on a real disk: a crash between them leaves a short file.
+        self.apply(Op::Create(name.to_owned()))?;
+        self.apply(Op::Append(name.to_owned(), bytes.to_vec()))?;
+        self.apply(Op::Sync(name.to_owned()))
     }
 
     fn append(&self, name: &str, bytes: &[u8]) -> io::Result<()> {

@@ -306,15 +306,12 @@ impl Writer {
         let next = journal::segment_name(revision);
         let created = if next == self.segment {
             // Nothing was committed since the last rotation.
-            Ok(())
+            Ok(next.clone())
         } else {
-            let disk = &self.shared.disk;
-            disk.create(&next, &journal::header(revision))
-                .and_then(|()| disk.sync_dir())
-                .map_err(|e| io_error(format!("could not create {}", disk.describe(&next)), e))
+            journal::create_segment(self.shared.disk.as_ref(), revision)
         };
         match created {
-            Ok(()) => {
+            Ok(next) => {
                 if next != self.segment {
                     self.segment = next;
                     self.len = journal::HEADER_LEN;
