@@ -78,6 +78,43 @@ scenario() { # connections features → "req/s p50 p99 max errors"
     echo "$rps $p50 $p99 $max ${errors:-0}"
 }
 
+# Export of 3,000 features: median of 5, unloaded and while 1 and 4 wrk connections patch.
+export_times() { # → median seconds of 5 exports
+    for _ in 1 2 3 4 5; do
+        curl -s -o "$work/export.json" -w '%{time_total}\n' -X POST "$BASE/api/admin/features-batch/export" \
+            -H "Authorization: $KEY" -H 'Content-Type: application/json' \
+            -d '{"environment":"development","project":"default"}'
+        python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); assert len(d["features"]) >= 3000, len(d["features"])' "$work/export.json" \
+            || { echo "an export answered without all features" >&2; exit 1; }
+    done | sort -n | sed -n 3p
+}
+
+export_scenario() { # store arguments
+    start_server "$@"
+    seed
+    python3 - "$work/import.json" <<'PY'
+import json, sys
+features = [{"name": f"export{i:04}", "type": "release", "project": "default"} for i in range(3000)]
+strategies = [{"name": "default", "featureName": f["name"], "parameters": {}, "constraints": []} for f in features]
+environments = [{"name": f["name"], "featureName": f["name"], "environment": "development", "enabled": True, "variants": []} for f in features]
+body = {"project": "default", "environment": "development",
+        "data": {"features": features, "featureStrategies": strategies, "featureEnvironments": environments, "contextFields": [], "featureTags": [], "segments": [], "tagTypes": [], "dependencies": []}}
+json.dump(body, open(sys.argv[1], "w"))
+PY
+    curl -sf -o /dev/null -X POST "$BASE/api/admin/features-batch/import" -H "Authorization: $KEY" \
+        -H 'Content-Type: application/json' --data-binary @"$work/import.json"
+    local idle one four
+    idle=$(export_times)
+    BENCH_FEATURES=1 wrk -t1 -c1 -d60s -s "$work/patch.lua" "$BASE" > "$work/wrk1.txt" 2>&1 &
+    local load=$!
+    sleep 1; one=$(export_times); kill "$load"; wait "$load" 2>/dev/null || true
+    BENCH_FEATURES=16 wrk -t2 -c4 -d60s -s "$work/patch.lua" "$BASE" > "$work/wrk4.txt" 2>&1 &
+    load=$!
+    sleep 1; four=$(export_times); kill "$load"; wait "$load" 2>/dev/null || true
+    stop_server
+    echo "$idle $one $four"
+}
+
 stores=("memory" "file")
 [ -n "${POSTGRES_URL:-}" ] && stores+=("postgres")
 echo "| store | scenario | run | req/s | p50 | p99 | max | non-2xx |"
@@ -107,4 +144,15 @@ for run in $(seq 1 "$RUNS"); do
             psql "$POSTGRES_URL" -qc "DROP SCHEMA IF EXISTS $schema CASCADE" >/dev/null 2>&1 || true
         fi
     done
+done
+
+echo
+echo "| store | export of 3,000 features, unloaded | while 1 client patches | while 4 clients patch |"
+echo "|---|---|---|---|"
+for store in memory file; do
+    case $store in
+        memory) read -r idle one four < <(export_scenario --memory) ;;
+        file) rm -rf "$work/data"; read -r idle one four < <(export_scenario --data "$work/data") ;;
+    esac
+    echo "| $store | ${idle}s | ${one}s | ${four}s |"
 done
