@@ -131,7 +131,21 @@ async fn open(storage: &Storage) -> Result<(ToggleAdmin, Close), String> {
                 records_replayed = recovery.records_replayed,
                 "opened the FileStore"
             );
-            Ok((ToggleAdmin::new(store), Box::new(|| ())))
+            let store = std::sync::Arc::new(store);
+            let handle = std::sync::Arc::clone(&store);
+            let report = Box::new(move || {
+                let stats = handle.stats();
+                tracing::info!(
+                    commits = stats.commits,
+                    batches = stats.batches,
+                    syncs = stats.syncs,
+                    compactions = stats.compactions,
+                    segments_created = stats.segments_created,
+                    longest_batch_us = stats.longest_batch.as_micros() as u64,
+                    "closing the FileStore"
+                );
+            });
+            Ok((ToggleAdmin::from_arc(store), report))
         }
         #[cfg(feature = "postgres")]
         Storage::Postgres { url, schema } => {

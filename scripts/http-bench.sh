@@ -31,7 +31,7 @@ free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",
 start_server() { # args: store arguments
     port=$(free_port)
     BASE="http://127.0.0.1:$port"
-    RUST_LOG=warn TOGGLE_ADMIN_BOOTSTRAP_KEY=$KEY "$BIN" "$@" --addr "127.0.0.1:$port" >"$work/server.log" 2>&1 &
+    RUST_LOG=warn,server=info TOGGLE_ADMIN_BOOTSTRAP_KEY=$KEY "$BIN" "$@" --addr "127.0.0.1:$port" >"$work/server.log" 2>&1 &
     server_pid=$!
     for _ in $(seq 1 100); do
         curl -sf -o /dev/null -H "Authorization: $KEY" "$BASE/api/admin/projects/default" && return 0
@@ -40,7 +40,10 @@ start_server() { # args: store arguments
     echo "the server did not start:" >&2; cat "$work/server.log" >&2; exit 1
 }
 
-stop_server() { kill "$server_pid"; wait "$server_pid" 2>/dev/null || true; server_pid=; }
+stop_server() { # and print what the FileStore counted, if it was one
+    kill "$server_pid"; wait "$server_pid" 2>/dev/null || true; server_pid=
+    grep -o 'commits=.*longest_batch_us=[0-9]*' "$work/server.log" | sed 's/^/  FileStore: /' >&2 || true
+}
 
 seed() { # 16 features with two variants each in `development`
     for i in $(seq 0 15); do
