@@ -238,7 +238,10 @@ async fn run(options: Options) -> Result<(), String> {
         .map_err(|e| format!("--addr {}: {e}", options.addr))?;
     let app = RouterConfig::new()
         .body_limit(options.body_limit)
-        .router(admin.clone());
+        .router(admin.clone())
+        // The router owns `/api/`; a standalone server answers every other path with the
+        // same JSON 404.
+        .fallback(toggle_admin::http::not_found);
     {
         let mut out = std::io::stdout().lock();
         if let Some(secret) = generated {

@@ -94,7 +94,7 @@ pub struct ImportReport {
 /// result. Nothing is written.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
-#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[cfg_attr(feature = "http", derive(utoipa::ToSchema))]
 pub struct ImportValidation {
     /// What would make the import fail, under Unleash's messages (unknown strategies,
     /// context fields whose legal values conflict, features of other projects, duplicates,

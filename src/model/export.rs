@@ -11,7 +11,7 @@ use super::{Feature, FeatureEnvironment, FeatureStrategy, ParentDependency};
 /// The body of the toggle import (SPEC §2.10, `importTogglesSchema`): all three fields are
 /// required.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
-#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[cfg_attr(feature = "http", derive(utoipa::ToSchema))]
 pub struct ImportBody {
     /// The target project.
     pub project: String,
@@ -24,7 +24,7 @@ pub struct ImportBody {
 /// The result of an export operation (SPEC §2.11, `exportResultSchema`): `features`,
 /// `featureStrategies` and `tagTypes` are required, the other members optional.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
-#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[cfg_attr(feature = "http", derive(utoipa::ToSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct ExportData {
     /// All exported features.
@@ -55,7 +55,7 @@ pub struct ExportData {
 /// Server rules on creation: name URL-friendly, 1–100 characters; description at most 250;
 /// legal values 1–100 characters and unique by value.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
-#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[cfg_attr(feature = "http", derive(utoipa::ToSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct ContextField {
     /// The name of the context field.
@@ -105,7 +105,7 @@ pub struct ContextField {
 
 /// An allowed value of a context field: `value` is required.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
-#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[cfg_attr(feature = "http", derive(utoipa::ToSchema))]
 pub struct LegalValue {
     /// The value, 1–100 characters.
     pub value: String,
@@ -120,7 +120,7 @@ pub struct LegalValue {
 /// returned (SPEC §9); on import Unleash skips entries without `tagType`. Server rules: value
 /// 2–50 characters, type URL-friendly 2–50.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
-#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[cfg_attr(feature = "http", derive(utoipa::ToSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct FeatureTag {
     /// The feature the tag is applied to.
@@ -152,7 +152,7 @@ pub struct FeatureTag {
 ///
 /// Server rules: name URL-friendly, 2–50 characters; `color` matches `^#[0-9A-Fa-f]{6}$`.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
-#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[cfg_attr(feature = "http", derive(utoipa::ToSchema))]
 pub struct TagType {
     /// The name of the tag type.
     pub name: String,
@@ -180,7 +180,7 @@ pub struct TagType {
 
 /// A segment used by the exported strategies (SPEC §2.11 `segments`): both fields required.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[cfg_attr(feature = "http", derive(utoipa::ToSchema))]
 pub struct SegmentRef {
     /// The segment's id.
     pub id: i64,
@@ -191,7 +191,7 @@ pub struct SegmentRef {
 /// The parents of one exported feature (SPEC §2.15, element of `data.dependencies`): both
 /// fields required.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
-#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[cfg_attr(feature = "http", derive(utoipa::ToSchema))]
 pub struct FeatureDependencies {
     /// The name of the child feature.
     pub feature: String,
@@ -224,7 +224,7 @@ mod tests {
 /// `project` (its features that are not archived), or else every feature that is not
 /// archived. An empty `features` list therefore means all features.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
-#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[cfg_attr(feature = "http", derive(utoipa::ToSchema))]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct ExportQuery {
     /// The environment whose strategies, variants and enabled state are exported.

@@ -15,7 +15,7 @@ use super::{FeatureStrategy, Variant};
 /// `strategies` (legacy; element shape not shown, so kept as raw JSON). `children` and
 /// `dependencies` are experimental.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
-#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[cfg_attr(feature = "http", derive(utoipa::ToSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct Feature {
     /// Unique feature name.
@@ -103,7 +103,7 @@ pub struct Feature {
 /// On import `name` is read as the feature's name (Unleash's exports put the feature name
 /// there), `environment` as the environment's.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
-#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[cfg_attr(feature = "http", derive(utoipa::ToSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct FeatureEnvironment {
     /// The name: the environment's by the schema, the feature's in exports.
@@ -152,7 +152,7 @@ pub struct FeatureEnvironment {
 
 /// A tag on a feature, as listed in the feature's `tags` (SPEC §2.9): `{value, type}`.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
-#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[cfg_attr(feature = "http", derive(utoipa::ToSchema))]
 pub struct Tag {
     /// The tag's value. Required.
     pub value: String,
@@ -177,7 +177,7 @@ impl Tag {
 /// documents round-trip exactly; see [`is_enabled`](ParentDependency::is_enabled) and
 /// [`variant_names`](ParentDependency::variant_names).
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
-#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[cfg_attr(feature = "http", derive(utoipa::ToSchema))]
 pub struct ParentDependency {
     /// The parent feature's name.
     pub feature: String,
@@ -253,7 +253,7 @@ mod tests {
 /// `collaborators.users`: a user, or, for an admin key, Unleash's admin token user
 /// (id -42).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[cfg_attr(feature = "http", derive(utoipa::ToSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct FeatureUser {
     /// The user's id; -42 for an admin key.

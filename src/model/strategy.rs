@@ -11,7 +11,7 @@ use super::StrategyVariant;
 /// A constraint operator (SPEC §2.6): one of the 15 names Unleash knows. Any other name is
 /// refused when deserialising.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
-#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[cfg_attr(feature = "http", derive(utoipa::ToSchema))]
 #[serde(rename_all = "SCREAMING_SNAKE_CASE")]
 pub enum Operator {
     /// The context value is not one of `values`.
@@ -124,7 +124,7 @@ impl fmt::Display for Operator {
 /// documents round-trip exactly (see [`is_case_insensitive`](Constraint::is_case_insensitive)
 /// and [`is_inverted`](Constraint::is_inverted)).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[cfg_attr(feature = "http", derive(utoipa::ToSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct Constraint {
     /// The context field the constraint applies to.
@@ -162,7 +162,7 @@ impl Constraint {
 /// `segments`, `constraints`, `variants` and `parameters` default to empty and are always
 /// written, as Unleash's exports always carry them.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
-#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[cfg_attr(feature = "http", derive(utoipa::ToSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct FeatureStrategy {
     /// UUID of the strategy.

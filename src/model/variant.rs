@@ -5,7 +5,7 @@ use serde::{Deserialize, Serialize};
 
 /// How a variant's weight is decided.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[cfg_attr(feature = "http", derive(utoipa::ToSchema))]
 #[serde(rename_all = "lowercase")]
 pub enum WeightType {
     /// Shares what the fixed variants leave of 1000 evenly with the other variable variants.
@@ -26,7 +26,7 @@ impl WeightType {
 
 /// The kind of a payload's value.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[cfg_attr(feature = "http", derive(utoipa::ToSchema))]
 #[serde(rename_all = "lowercase")]
 pub enum PayloadType {
     /// A JSON document (the value must parse as JSON).
@@ -64,7 +64,7 @@ impl PayloadType {
 
 /// Extra data handed to the client with a variant (SPEC §2.5).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[cfg_attr(feature = "http", derive(utoipa::ToSchema))]
 #[serde(deny_unknown_fields)]
 pub struct Payload {
     /// What kind of content `value` holds.
@@ -76,7 +76,7 @@ pub struct Payload {
 
 /// Context values that select a variant regardless of weights.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[cfg_attr(feature = "http", derive(utoipa::ToSchema))]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct Override {
     /// The context field compared.
@@ -92,13 +92,13 @@ pub struct Override {
 /// [`set_variants`](crate::ToggleAdmin::set_variants) always have `weightType` and
 /// `stickiness` filled in.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[cfg_attr(feature = "http", derive(utoipa::ToSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct Variant {
     /// Unique within the feature; 1–100 URL-friendly characters.
     pub name: String,
     /// 0..=1000.
-    #[cfg_attr(feature = "openapi", schema(maximum = 1000))]
+    #[cfg_attr(feature = "http", schema(maximum = 1000))]
     pub weight: u32,
     /// `variable` or `fix`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -116,13 +116,13 @@ pub struct Variant {
 
 /// A strategy-level variant (SPEC §2.4): every field but the payload is required.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[cfg_attr(feature = "http", derive(utoipa::ToSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct StrategyVariant {
     /// Unique within the strategy.
     pub name: String,
     /// 0..=1000.
-    #[cfg_attr(feature = "openapi", schema(maximum = 1000))]
+    #[cfg_attr(feature = "http", schema(maximum = 1000))]
     pub weight: u32,
     /// `variable` or `fix`.
     pub weight_type: WeightType,
@@ -135,7 +135,7 @@ pub struct StrategyVariant {
 
 /// The response of the variants patch (SPEC §2.2): `{version, variants}`.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[cfg_attr(feature = "http", derive(utoipa::ToSchema))]
 pub struct FeatureVariants {
     /// The version of the feature-variants schema: always 1.
     pub version: u32,
