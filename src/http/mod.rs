@@ -14,7 +14,7 @@
 //!
 //! # Every request
 //!
-//! Checked in this order (BEHAVIOUR: authentication → permission → body shape → existence →
+//! Checked in this order (authentication → permission → body shape → existence →
 //! validation); the first failure answers, and a failing request changes nothing:
 //!
 //! 1. The `Authorization` header carries the API key, as is (`Authorization: <key>`; a

@@ -1,5 +1,5 @@
 //! The import domain, pure (no I/O, no store, no clock): check an import body against a
-//! snapshot of what the store holds, and plan everything it writes (BEHAVIOUR §2); build an
+//! snapshot of what the store holds, and plan everything it writes; build an
 //! export document from stored data.
 //!
 //! The facade ([`import_toggles`](crate::ToggleAdmin::import_toggles)) reads the snapshot,
@@ -285,7 +285,7 @@ pub(crate) struct Outcome {
     pub project: String,
     /// The target environment.
     pub environment: String,
-    /// The permissions the import needs there (reference §2.5).
+    /// The permissions the import needs there.
     pub permissions: Vec<Permission>,
     /// Warnings, also when the import is invalid.
     pub warnings: Vec<ErrorDetail>,

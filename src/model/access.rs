@@ -1,8 +1,8 @@
-//! Project access configuration (SPEC §2.16): which groups and users hold which role.
+//! Project access configuration: which groups and users hold which role.
 
 use serde::{Deserialize, Serialize};
 
-/// The complete assignment of groups and users to roles in a project (SPEC §2.16,
+/// The complete assignment of groups and users to roles in a project (Unleash's
 /// `projectAccessConfigurationSchema`): `roles` is required.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[cfg_attr(feature = "http", derive(utoipa::ToSchema))]

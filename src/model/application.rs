@@ -1,9 +1,9 @@
-//! Registered client applications (SPEC §2.18), addressed by name.
+//! Registered client applications, addressed by name.
 
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 
-/// A client application that registered with the service (SPEC §2.18): addressed by `name`,
+/// A client application that registered with the service: addressed by `name`,
 /// the only required field. Its other fields are not shown by the specification; these are
 /// Unleash's.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]

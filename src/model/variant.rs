@@ -1,5 +1,5 @@
-//! Variants: environment-level (SPEC §2.3), strategy-level (§2.4), their payload (§2.5) and
-//! the variants response (§2.2).
+//! Variants: environment-level, strategy-level, their payload and
+//! the variants response.
 
 use serde::{Deserialize, Serialize};
 
@@ -62,7 +62,7 @@ impl PayloadType {
     }
 }
 
-/// Extra data handed to the client with a variant (SPEC §2.5).
+/// Extra data handed to the client with a variant.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[cfg_attr(feature = "http", derive(utoipa::ToSchema))]
 #[serde(deny_unknown_fields)]
@@ -85,7 +85,7 @@ pub struct Override {
     pub values: Vec<String>,
 }
 
-/// An environment-level variant (SPEC §2.3), also the deprecated feature-level one.
+/// An environment-level variant, also the deprecated feature-level one.
 ///
 /// Optional fields are kept optional so that documents made by Unleash round-trip exactly;
 /// variants that went through [`patch_variants`](crate::ToggleAdmin::patch_variants) or
@@ -114,7 +114,7 @@ pub struct Variant {
     pub overrides: Option<Vec<Override>>,
 }
 
-/// A strategy-level variant (SPEC §2.4): every field but the payload is required.
+/// A strategy-level variant: every field but the payload is required.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[cfg_attr(feature = "http", derive(utoipa::ToSchema))]
 #[serde(rename_all = "camelCase")]
@@ -133,7 +133,7 @@ pub struct StrategyVariant {
     pub payload: Option<Payload>,
 }
 
-/// The response of the variants patch (SPEC §2.2): `{version, variants}`.
+/// The response of the variants patch: `{version, variants}`.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[cfg_attr(feature = "http", derive(utoipa::ToSchema))]
 pub struct FeatureVariants {
@@ -143,5 +143,5 @@ pub struct FeatureVariants {
     pub variants: Vec<Variant>,
 }
 
-/// One JSON Patch operation (SPEC §2.1), as the variants patch body lists them.
+/// One JSON Patch operation, as the variants patch body lists them.
 pub type PatchOperation = json_patch::PatchOperation;
