@@ -168,6 +168,10 @@ async fn open(storage: &Storage) -> Result<(ToggleAdmin, Close), String> {
 /// On a store without keys: the first admin key, then Unleash's stock environments and
 /// project. Returns the generated secret to print, if one was generated.
 async fn bootstrap(admin: &ToggleAdmin) -> Result<Option<String>, Error> {
+    // The store already has keys: it was set up before.
+    if admin.is_bootstrapped().await? {
+        return Ok(None);
+    }
     let chosen = std::env::var("TOGGLE_ADMIN_BOOTSTRAP_KEY")
         .ok()
         .filter(|s| !s.is_empty());
@@ -177,7 +181,7 @@ async fn bootstrap(admin: &ToggleAdmin) -> Result<Option<String>, Error> {
     };
     let key = match created {
         Ok(key) => key,
-        // The store already has keys: it was set up before.
+        // Another instance bootstrapped it between the check and now.
         Err(Error::NoAccess { .. }) => return Ok(None),
         Err(other) => return Err(other),
     };
@@ -252,7 +256,10 @@ async fn run(options: Options) -> Result<(), String> {
         .map_err(|e| format!("--addr {}: {e}", options.addr))?;
     let app = RouterConfig::new()
         .body_limit(options.body_limit)
-        .router(admin.clone());
+        .router(admin.clone())
+        // The router owns `/api/`; a standalone server answers every other path with the
+        // same JSON 404.
+        .fallback(toggle_admin::http::not_found);
     {
         let mut out = std::io::stdout().lock();
         if let Some(secret) = generated {

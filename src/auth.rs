@@ -152,8 +152,10 @@ impl fmt::Display for Permission {
 /// One permission, optionally limited to a project and an environment.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
+#[cfg_attr(feature = "http", derive(utoipa::ToSchema))]
 pub struct Grant {
     /// What is allowed.
+    #[cfg_attr(feature = "http", schema(value_type = String))]
     pub permission: Permission,
     /// The project it is limited to; `None` (or `*`) for every project.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -220,6 +222,7 @@ impl Grant {
 /// What a key may do.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(tag = "kind", rename_all = "camelCase")]
+#[cfg_attr(feature = "http", derive(utoipa::ToSchema))]
 pub enum KeyAccess {
     /// Every permission everywhere.
     Admin,

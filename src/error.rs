@@ -16,7 +16,7 @@ pub type Result<T, E = Error> = std::result::Result<T, E>;
 /// One problem found in the input: where (`path`, e.g. `/2/weight` or `data.features[3]`) and
 /// what.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[cfg_attr(feature = "http", derive(utoipa::ToSchema))]
 pub struct ErrorDetail {
     /// Where the problem is: a JSON pointer into the request body (`/2/weight`) or a dotted path
     /// (`data.features[3].name`). `None` when the problem concerns the request as a whole.
@@ -269,7 +269,7 @@ impl Error {
 
 /// The error body of the HTTP contract: `{id, name, message, details?}`.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[cfg_attr(feature = "http", derive(utoipa::ToSchema))]
 pub struct ErrorBody {
     /// A fresh id for this error instance.
     pub id: uuid::Uuid,

@@ -36,13 +36,25 @@
 //! # }
 //! ```
 //!
+//! The four operations: [`ToggleAdmin::patch_variants`], [`ToggleAdmin::import_toggles`],
+//! [`ToggleAdmin::delete_application`], [`ToggleAdmin::set_project_access`] (project roles
+//! by id: [`access::OWNER_ROLE`], [`access::MEMBER_ROLE`], or a custom role's). Stores:
+//! [`MemoryStore`], [`FileStore`] (durable, one process per directory), `PostgresStore`
+//! (feature `postgres`), or your own [`Store`]. A service on a persistent store bootstraps
+//! its first admin key only when [`ToggleAdmin::is_bootstrapped`] is false.
+//!
 //! ## Feature flags
 //!
 //! | feature | what it adds |
 //! |---|---|
-//! | `conformance` | `store::conformance`: the scenario suite every [`Store`] must pass |
-//! | `http` | `http::router`: the admin API as an axum `Router`, and the `server` example |
+//! | `conformance` | `store::conformance`: the scenario suite every [`Store`] must pass (third-party stores too) |
+//! | `http` | `http::router`: the admin API as an axum `Router` that merges into your app (routes declared by their OpenAPI annotations, so it brings `utoipa`), and the `server` example |
+//! | `openapi` (implies `http`) | `http::openapi()`: the OpenAPI 3.1 document of the admin API, served at `GET /api/admin/openapi.json` |
+//! | `postgres` | `store::PostgresStore`: many application instances sharing one PostgreSQL database |
+//!
+//! No feature is on by default.
 #![deny(missing_docs)]
+#![cfg_attr(docsrs, feature(doc_cfg))]
 #![cfg_attr(not(test), deny(clippy::unwrap_used, clippy::expect_used))]
 
 pub mod access;
@@ -50,6 +62,7 @@ pub mod admin;
 pub mod auth;
 pub mod error;
 #[cfg(feature = "http")]
+#[cfg_attr(docsrs, doc(cfg(feature = "http")))]
 pub mod http;
 pub mod import;
 pub mod model;
@@ -59,7 +72,13 @@ pub mod variants;
 
 pub use access::{Group, Role, RolePermission, RoleType, User};
 pub use admin::ToggleAdmin;
+/// The attribute that implementing [`Store`] needs: `#[toggle_admin::async_trait]` on your
+/// `impl Store for …` (no direct dependency on `async-trait` needed).
+pub use async_trait::async_trait;
 pub use auth::{Caller, Grant, KeyAccess, NewApiKey, Permission};
 pub use error::{Error, ErrorBody, ErrorDetail, Result};
 pub use import::{ImportReport, ImportValidation};
-pub use store::{MemoryStore, Store};
+/// The JSON Patch (RFC 6902) that [`ToggleAdmin::patch_variants`] takes; build one with
+/// [`variants::decode_patch`].
+pub use json_patch::Patch;
+pub use store::{FileStore, MemoryStore, Store};

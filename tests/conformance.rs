@@ -38,3 +38,76 @@ async fn a_store_started_from_a_copied_state_is_independent() {
     assert_eq!(untouched.value, json!({"name": "f"}));
     assert_eq!(original.revision().await.unwrap(), revision);
 }
+
+/// A third-party store (implemented with the re-exported `async_trait`) whose `get_many`
+/// answers in the wrong order: `run_all` names the scenario that caught it.
+#[derive(Debug, Default)]
+struct Reversing(MemoryStore);
+
+#[toggle_admin::async_trait]
+impl toggle_admin::Store for Reversing {
+    async fn get(
+        &self,
+        key: &toggle_admin::store::Key,
+    ) -> Result<Option<toggle_admin::store::Versioned>, toggle_admin::store::StoreError> {
+        self.0.get(key).await
+    }
+    async fn get_many(
+        &self,
+        keys: &[toggle_admin::store::Key],
+    ) -> Result<Vec<Option<toggle_admin::store::Versioned>>, toggle_admin::store::StoreError> {
+        let mut found = self.0.get_many(keys).await?;
+        found.reverse();
+        Ok(found)
+    }
+    async fn list(
+        &self,
+        collection: toggle_admin::store::Collection,
+        prefix: &str,
+    ) -> Result<toggle_admin::store::Listing, toggle_admin::store::StoreError> {
+        self.0.list(collection, prefix).await
+    }
+    async fn events(
+        &self,
+        after: u64,
+        limit: usize,
+    ) -> Result<Vec<toggle_admin::store::Event>, toggle_admin::store::StoreError> {
+        self.0.events(after, limit).await
+    }
+    async fn revision(
+        &self,
+    ) -> Result<toggle_admin::store::Revision, toggle_admin::store::StoreError> {
+        self.0.revision().await
+    }
+    async fn view(
+        &self,
+    ) -> Result<Box<dyn toggle_admin::store::ReadView>, toggle_admin::store::StoreError> {
+        self.0.view().await
+    }
+    async fn commit(
+        &self,
+        changes: toggle_admin::store::ChangeSet,
+    ) -> Result<toggle_admin::store::Revision, toggle_admin::store::StoreError> {
+        self.0.commit(changes).await
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_failing_scenario_is_named() {
+    let outcome = tokio::spawn(conformance::run_all(|| async { Reversing::default() })).await;
+    let panic = outcome.expect_err("the broken store fails").into_panic();
+    let message = panic
+        .downcast_ref::<String>()
+        .cloned()
+        .expect("a formatted message");
+    assert!(
+        message.starts_with("conformance scenario `get_many_in_order` failed: "),
+        "{message}"
+    );
+}
+
+#[tokio::test]
+#[should_panic(expected = "needs a multi-threaded runtime")]
+async fn run_all_refuses_a_single_threaded_runtime() {
+    conformance::run_all(|| async { MemoryStore::new() }).await;
+}

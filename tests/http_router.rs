@@ -371,9 +371,11 @@ async fn default_limit_is_16_mib() {
 #[tokio::test]
 async fn unknown_path_404_and_wrong_method_405() {
     let t = setup().await;
+    // The router owns the paths under /api/ (paths elsewhere are the host app's: see
+    // tests/http_embed.rs).
     for path in [
         "/api/admin/nothing-here",
-        "/",
+        "/api",
         "/api/admin/projects/p/features/f/extra/x",
     ] {
         let r = t.call(Method::GET, path, None).await;

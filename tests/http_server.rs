@@ -7,10 +7,10 @@ use std::path::{Path, PathBuf};
 use std::process::Stdio;
 use std::time::Duration;
 
+use axum::http::{Method, StatusCode};
 use http_common::assert_error_body;
-use reqwest::{Client, Method, StatusCode};
 use serde_json::{Value, json};
-use tokio::io::{AsyncBufReadExt, BufReader};
+use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader};
 use tokio::process::{Child, Command};
 
 /// The example binary, built (or found up to date) once per test run with this test's
@@ -115,9 +115,9 @@ impl Server {
     }
 }
 
-/// A client for one server and key.
+/// A client for one server and key: plain HTTP/1.1 over a TCP connection per request
+/// (`Connection: close`), which is all a loopback test needs.
 struct Api {
-    client: Client,
     base: String,
     key: String,
 }
@@ -125,23 +125,48 @@ struct Api {
 impl Api {
     fn new(server: &Server, key: &str) -> Api {
         Api {
-            client: Client::new(),
             base: server.base.clone(),
             key: key.to_owned(),
         }
     }
 
     async fn send(&self, method: Method, path: &str, body: Option<&Value>) -> (StatusCode, String) {
-        let mut request = self
-            .client
-            .request(method, format!("{}{path}", self.base))
-            .header("Authorization", &self.key);
-        if let Some(body) = body {
-            request = request.json(body);
+        let authority = self.base.trim_start_matches("http://");
+        let body = body
+            .map(|b| serde_json::to_vec(b).unwrap())
+            .unwrap_or_default();
+        let mut request = format!(
+            "{method} {path} HTTP/1.1\r\nHost: {authority}\r\nAuthorization: {}\r\nConnection: close\r\nContent-Length: {}\r\n",
+            self.key,
+            body.len()
+        );
+        if !body.is_empty() {
+            request.push_str("Content-Type: application/json\r\n");
         }
-        let response = request.send().await.unwrap();
-        let status = response.status();
-        (status, response.text().await.unwrap())
+        request.push_str("\r\n");
+        let mut stream = tokio::net::TcpStream::connect(authority).await.unwrap();
+        stream.write_all(request.as_bytes()).await.unwrap();
+        stream.write_all(&body).await.unwrap();
+        let mut response = Vec::new();
+        stream.read_to_end(&mut response).await.unwrap();
+        let split = response
+            .windows(4)
+            .position(|w| w == b"\r\n\r\n")
+            .expect("a complete response head");
+        let head = String::from_utf8(response[..split].to_vec()).unwrap();
+        let mut payload = response[split + 4..].to_vec();
+        let status_line = head.lines().next().unwrap();
+        let status: u16 = status_line.split(' ').nth(1).unwrap().parse().unwrap();
+        if head
+            .to_ascii_lowercase()
+            .contains("transfer-encoding: chunked")
+        {
+            payload = dechunk(&payload);
+        }
+        (
+            StatusCode::from_u16(status).unwrap(),
+            String::from_utf8(payload).unwrap(),
+        )
     }
 
     /// A request that must succeed with `status`; its body as JSON (`Null` when empty).
@@ -159,6 +184,22 @@ impl Api {
         } else {
             serde_json::from_str(&text).unwrap()
         }
+    }
+}
+
+/// A chunked HTTP/1.1 body, decoded.
+fn dechunk(mut chunked: &[u8]) -> Vec<u8> {
+    let mut body = Vec::new();
+    loop {
+        let line_end = chunked.windows(2).position(|w| w == b"\r\n").unwrap();
+        let size_text = std::str::from_utf8(&chunked[..line_end]).unwrap();
+        let size = usize::from_str_radix(size_text.split(';').next().unwrap().trim(), 16).unwrap();
+        chunked = &chunked[line_end + 2..];
+        if size == 0 {
+            return body;
+        }
+        body.extend_from_slice(&chunked[..size]);
+        chunked = &chunked[size + 2..];
     }
 }
 

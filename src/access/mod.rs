@@ -120,6 +120,7 @@ pub const MEMBER_PERMISSIONS: &[Permission] = &[
 /// Where a role applies, by Unleash's role types.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
+#[cfg_attr(feature = "http", derive(utoipa::ToSchema))]
 pub enum RoleType {
     /// A root role (Admin, Editor, Viewer): held by a user everywhere.
     Root,
@@ -140,9 +141,11 @@ impl RoleType {
 /// permissions may be; see [`PermissionScope`]).
 #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
+#[cfg_attr(feature = "http", derive(utoipa::ToSchema))]
 pub struct RolePermission {
     /// The permission.
     #[serde(rename = "name")]
+    #[cfg_attr(feature = "http", schema(value_type = String))]
     pub permission: Permission,
     /// The environment it is limited to; `None` for every environment.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -170,6 +173,7 @@ impl RolePermission {
 /// A role: built-in (ids 1–5) or custom (ids after [`LAST_BUILTIN_ROLE`]).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
+#[cfg_attr(feature = "http", derive(utoipa::ToSchema))]
 pub struct Role {
     /// The role's id.
     pub id: i64,
@@ -188,6 +192,7 @@ pub struct Role {
 /// A user that keys can act as.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
+#[cfg_attr(feature = "http", derive(utoipa::ToSchema))]
 pub struct User {
     /// The user's id, assigned by the store: 1, 2, 3 …
     pub id: i64,
@@ -209,6 +214,7 @@ pub struct User {
 /// A group of users; a project role given to a group is held by each of its members.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
+#[cfg_attr(feature = "http", derive(utoipa::ToSchema))]
 pub struct Group {
     /// The group's id, assigned by the store: 1, 2, 3 …
     pub id: i64,

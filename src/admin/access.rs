@@ -62,6 +62,38 @@ impl ToggleAdmin {
     ///    exactly one of the submitted configurations.
     ///
     /// The new assignment takes effect at the next permission check of the users concerned.
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() -> Result<(), Box<dyn std::error::Error>> {
+    /// # use toggle_admin::{MemoryStore, ToggleAdmin, model::{Environment, Project}, admin::NewFeature};
+    /// # let admin = ToggleAdmin::new(MemoryStore::new());
+    /// # let key = admin.bootstrap_admin_key("ops").await?;
+    /// # let caller = admin.authenticate(Some(&key.secret)).await?;
+    /// # admin.create_environment(&caller, &Environment {
+    /// #     name: "production".into(), environment_type: "production".into(), ..Default::default()
+    /// # }).await?;
+    /// # admin.create_project(&caller, &Project {
+    /// #     id: "shop".into(), name: "Shop".into(), environments: vec!["production".into()],
+    /// #     ..Default::default()
+    /// # }).await?;
+    /// use toggle_admin::access::{MEMBER_ROLE, OWNER_ROLE};
+    /// use toggle_admin::model::{ProjectAccessConfiguration, RoleAccess};
+    /// let alice = admin.create_user(&caller, &toggle_admin::admin::NewUser {
+    ///     email: Some("alice@example.com".into()), ..Default::default()
+    /// }).await?;
+    /// // Roles by id: the built-in project roles are `OWNER_ROLE` (4) and `MEMBER_ROLE` (5).
+    /// let config = ProjectAccessConfiguration {
+    ///     roles: vec![
+    ///         RoleAccess { id: OWNER_ROLE, users: vec![alice.id], groups: vec![] },
+    ///         RoleAccess { id: MEMBER_ROLE, users: vec![], groups: vec![] },
+    ///     ],
+    /// };
+    /// admin.set_project_access(&caller, "shop", &config).await?;
+    /// let stored = admin.project_access(&caller, "shop").await?;
+    /// assert!(stored.roles.iter().any(|r| r.id == OWNER_ROLE && r.users == [alice.id]));
+    /// # Ok(()) }
+    /// ```
     pub async fn set_project_access(
         &self,
         caller: &Caller,

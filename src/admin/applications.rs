@@ -133,6 +133,25 @@ impl ToggleAdmin {
     /// `application-deleted` event, written only when something was deleted: deleting twice,
     /// or concurrently, records one event. (Unleash records no event, and deletes instances
     /// and application in two statements.) An empty name → [`Error::Validation`].
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() -> Result<(), Box<dyn std::error::Error>> {
+    /// # use toggle_admin::{MemoryStore, ToggleAdmin, model::{Environment, Project}, admin::NewFeature};
+    /// # let admin = ToggleAdmin::new(MemoryStore::new());
+    /// # let key = admin.bootstrap_admin_key("ops").await?;
+    /// # let caller = admin.authenticate(Some(&key.secret)).await?;
+    /// # admin.create_environment(&caller, &Environment {
+    /// #     name: "production".into(), environment_type: "production".into(), ..Default::default()
+    /// # }).await?;
+    /// # admin.create_project(&caller, &Project {
+    /// #     id: "shop".into(), name: "Shop".into(), environments: vec!["production".into()],
+    /// #     ..Default::default()
+    /// # }).await?;
+    /// // Deleting an application that never registered succeeds too (as in Unleash).
+    /// admin.delete_application(&caller, "checkout-service").await?;
+    /// # Ok(()) }
+    /// ```
     pub async fn delete_application(&self, caller: &Caller, name: &str) -> Result<()> {
         let checks = [Check::root(Permission::UpdateApplication)];
         let mut first = Some(self.require(caller, &checks).await?);

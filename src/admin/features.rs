@@ -20,7 +20,7 @@ use crate::store::Collection;
 /// A project's archived features, as Unleash lists them
 /// (`GET /api/admin/archive/features/{projectId}`).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[cfg_attr(feature = "http", derive(utoipa::ToSchema))]
 pub struct ArchivedFeatures {
     /// The schema version, always 2.
     pub version: u32,

@@ -32,8 +32,39 @@ struct ImportRead {
 }
 
 impl ToggleAdmin {
-    /// Import toggles into a project and environment: `POST /api/admin/features-batch/import`
-    /// (BEHAVIOUR §2), from the typed body. See [`import_toggles_json`](Self::import_toggles_json).
+    /// Import toggles into a project and environment: `POST
+    /// /api/admin/features-batch/import`, from the typed body. See [`import_toggles_json`](Self::import_toggles_json).
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() -> Result<(), Box<dyn std::error::Error>> {
+    /// # use toggle_admin::{MemoryStore, ToggleAdmin, model::{Environment, Project}, admin::NewFeature};
+    /// # let admin = ToggleAdmin::new(MemoryStore::new());
+    /// # let key = admin.bootstrap_admin_key("ops").await?;
+    /// # let caller = admin.authenticate(Some(&key.secret)).await?;
+    /// # admin.create_environment(&caller, &Environment {
+    /// #     name: "production".into(), environment_type: "production".into(), ..Default::default()
+    /// # }).await?;
+    /// # admin.create_project(&caller, &Project {
+    /// #     id: "shop".into(), name: "Shop".into(), environments: vec!["production".into()],
+    /// #     ..Default::default()
+    /// # }).await?;
+    /// let body: toggle_admin::model::ImportBody = serde_json::from_value(serde_json::json!({
+    ///     "project": "shop",
+    ///     "environment": "production",
+    ///     "data": {
+    ///         "features": [{ "name": "checkout", "type": "release" }],
+    ///         "featureStrategies": [],
+    ///         "featureEnvironments": [{ "name": "checkout", "enabled": true }],
+    ///         "tagTypes": []
+    ///     }
+    /// }))?;
+    /// let report = admin.import_toggles(&caller, &body).await?;
+    /// assert_eq!(report.created, ["checkout"]);
+    /// let feature = admin.feature(&caller, "shop", "checkout").await?;
+    /// assert_eq!(feature.name, "checkout");
+    /// # Ok(()) }
+    /// ```
     pub async fn import_toggles(&self, caller: &Caller, body: &ImportBody) -> Result<ImportReport> {
         self.import_toggles_json(caller, &body_value(body)?).await
     }

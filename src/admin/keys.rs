@@ -54,6 +54,30 @@ impl ToggleAdmin {
             .await
     }
 
+    /// Whether the store already holds an API key (revoked ones count), i.e. whether
+    /// [`bootstrap_admin_key`](Self::bootstrap_admin_key) would refuse. A service on a
+    /// persistent store calls it at start-up and bootstraps only when it is false, without
+    /// matching [`Error::NoAccess`]. (Two instances starting at once may both see false; the
+    /// second bootstrap then fails with [`Error::NoAccess`].)
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() -> toggle_admin::Result<()> {
+    /// let admin = toggle_admin::ToggleAdmin::new(toggle_admin::MemoryStore::new());
+    /// assert!(!admin.is_bootstrapped().await?);
+    /// admin.bootstrap_admin_key("ops").await?;
+    /// assert!(admin.is_bootstrapped().await?);
+    /// # Ok(()) }
+    /// ```
+    pub async fn is_bootstrapped(&self) -> Result<bool> {
+        Ok(!self
+            .store
+            .list(Collection::ApiKeys, "")
+            .await?
+            .records
+            .is_empty())
+    }
+
     /// [`bootstrap_admin_key`](Self::bootstrap_admin_key) with a secret of the caller's
     /// choosing (e.g. from a deployment's secret store), so that the first admin key is known
     /// in advance. The secret must be 16 to 512 visible ASCII characters (it travels in the

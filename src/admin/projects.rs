@@ -20,6 +20,7 @@ pub type NewProject = Project;
 /// A feature to create in a project: `POST /api/admin/projects/{p}/features`.
 #[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
+#[cfg_attr(feature = "http", derive(utoipa::ToSchema))]
 pub struct NewFeature {
     /// 1–100 URL-friendly characters, unique across all projects.
     pub name: String,

@@ -23,6 +23,7 @@ use crate::store::{ChangeSet, Collection, Key, Listing, Revision};
 /// A user to create.
 #[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
+#[cfg_attr(feature = "http", derive(utoipa::ToSchema))]
 pub struct NewUser {
     /// The login name; a user needs a username, an email, or both.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -55,6 +56,7 @@ pub struct NewGroup {
 /// A custom project role to create.
 #[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
+#[cfg_attr(feature = "http", derive(utoipa::ToSchema))]
 pub struct NewRole {
     /// 1–100 characters, unique among roles (built-in ones included).
     pub name: String,

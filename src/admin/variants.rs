@@ -129,6 +129,34 @@ impl ToggleAdmin {
     /// * One `feature-environment-variants-updated` event with the old and new lists is
     ///   committed with the change. Concurrent patches never lose an update: each commits
     ///   against the revision it read and re-reads on conflict.
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() -> Result<(), Box<dyn std::error::Error>> {
+    /// # use toggle_admin::{MemoryStore, ToggleAdmin, model::{Environment, Project}, admin::NewFeature};
+    /// # let admin = ToggleAdmin::new(MemoryStore::new());
+    /// # let key = admin.bootstrap_admin_key("ops").await?;
+    /// # let caller = admin.authenticate(Some(&key.secret)).await?;
+    /// # admin.create_environment(&caller, &Environment {
+    /// #     name: "production".into(), environment_type: "production".into(), ..Default::default()
+    /// # }).await?;
+    /// # admin.create_project(&caller, &Project {
+    /// #     id: "shop".into(), name: "Shop".into(), environments: vec!["production".into()],
+    /// #     ..Default::default()
+    /// # }).await?;
+    /// # admin.create_feature(&caller, "shop", &NewFeature { name: "checkout".into(), ..Default::default() }).await?;
+    /// // The body as the HTTP API takes it; `decode_patch` refuses `test` and names the bad
+    /// // operation.
+    /// let patch = toggle_admin::variants::decode_patch(&serde_json::json!([
+    ///     { "op": "add", "path": "/-", "value": { "name": "blue", "weight": 0 } },
+    ///     { "op": "add", "path": "/-", "value": { "name": "green", "weight": 0 } },
+    /// ]))?;
+    /// let result = admin.patch_variants(&caller, "shop", "checkout", "production", &patch).await?;
+    /// // Weights are distributed as Unleash does: the variable variants share 1000.
+    /// let weights: Vec<u32> = result.variants.iter().map(|v| v.weight).collect();
+    /// assert_eq!(weights, [500, 500]);
+    /// # Ok(()) }
+    /// ```
     pub async fn patch_variants(
         &self,
         caller: &Caller,

@@ -3,7 +3,6 @@
 
 use axum::extract::State;
 use axum::http::StatusCode;
-use axum::routing::get;
 use serde::{Deserialize, Serialize};
 
 use super::error::{HttpResult, Json};
@@ -12,35 +11,31 @@ use crate::ToggleAdmin;
 use crate::access::{Group, Role, User};
 use crate::admin::{NewGroup, NewRole, NewUser};
 use crate::model::ProjectAccessConfiguration;
+use utoipa_axum::router::OpenApiRouter;
+use utoipa_axum::routes;
 
-pub(crate) fn routes() -> super::Routes {
-    super::Routes::new()
-        .route(
-            "/api/admin/projects/{projectId}/access",
-            get(read_access).put(set_access),
-        )
-        .route("/api/admin/user-admin", get(list_users).post(create_user))
-        .route("/api/admin/user-admin/{id}", get(read_user))
-        .route("/api/admin/groups", get(list_groups).post(create_group))
-        .route("/api/admin/groups/{id}", get(read_group))
-        .route("/api/admin/roles", get(list_roles).post(create_role))
-        .route("/api/admin/roles/{id}", get(read_role))
+pub(crate) fn routes() -> OpenApiRouter<ToggleAdmin> {
+    OpenApiRouter::new()
+        .routes(routes!(read_access, set_access))
+        .routes(routes!(list_users, create_user))
+        .routes(routes!(read_user))
+        .routes(routes!(list_groups, create_group))
+        .routes(routes!(read_group))
+        .routes(routes!(list_roles, create_role))
+        .routes(routes!(read_role))
 }
 
 /// `PUT /api/admin/projects/{projectId}/access`: replace the project's whole assignment of
 /// users and groups to roles. 200 with no body.
-#[cfg_attr(
-    feature = "openapi",
-    utoipa::path(
+#[utoipa::path(
     put,
     path = "/api/admin/projects/{projectId}/access",
     tag = "access",
-    params(crate::http::openapi::ProjectPath),
+    params(super::openapi::ProjectPath),
     request_body(content = ProjectAccessConfiguration, description = "The project's whole new assignment.", content_type = "application/json"),
     responses(
         (status = 200, description = "Replaced; no body."),
-        crate::http::openapi::BodyErrors
-    )
+        super::openapi::BodyErrors
     )
 )]
 async fn set_access(
@@ -58,17 +53,14 @@ async fn set_access(
 }
 
 /// The project's assignment, in the shape `PUT` takes.
-#[cfg_attr(
-    feature = "openapi",
-    utoipa::path(
+#[utoipa::path(
     get,
     path = "/api/admin/projects/{projectId}/access",
     tag = "access",
-    params(crate::http::openapi::ProjectPath),
+    params(super::openapi::ProjectPath),
     responses(
         (status = 200, description = "The project's assignment of users and groups to roles.", body = ProjectAccessConfiguration),
-        crate::http::openapi::Errors
-    )
+        super::openapi::Errors
     )
 )]
 async fn read_access(
@@ -79,17 +71,14 @@ async fn read_access(
     Ok(Json::ok(admin.project_access(&caller, &project).await?))
 }
 
-#[cfg_attr(
-    feature = "openapi",
-    utoipa::path(
+#[utoipa::path(
     post,
     path = "/api/admin/user-admin",
     tag = "access",
-    request_body(content = crate::http::openapi::NewUserSchema, description = "The user to create.", content_type = "application/json"),
+    request_body(content = crate::admin::NewUser, description = "The user to create.", content_type = "application/json"),
     responses(
-        (status = 201, description = "The user created.", body = crate::http::openapi::UserSchema),
-        crate::http::openapi::BodyErrors
-    )
+        (status = 201, description = "The user created.", body = crate::User),
+        super::openapi::BodyErrors
     )
 )]
 async fn create_user(
@@ -100,23 +89,19 @@ async fn create_user(
     Ok(Json::created(admin.create_user(&caller, &user).await?))
 }
 
-#[derive(Debug, Serialize)]
-#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[derive(Debug, Serialize, utoipa::ToSchema)]
 struct Users {
-    #[cfg_attr(feature = "openapi", schema(value_type = Vec<crate::http::openapi::UserSchema>))]
+    #[schema(value_type = Vec<crate::User>)]
     users: Vec<User>,
 }
 
-#[cfg_attr(
-    feature = "openapi",
-    utoipa::path(
+#[utoipa::path(
     get,
     path = "/api/admin/user-admin",
     tag = "access",
     responses(
         (status = 200, description = "Every user.", body = Users),
-        crate::http::openapi::Errors
-    )
+        super::openapi::Errors
     )
 )]
 async fn list_users(
@@ -128,17 +113,14 @@ async fn list_users(
     }))
 }
 
-#[cfg_attr(
-    feature = "openapi",
-    utoipa::path(
+#[utoipa::path(
     get,
     path = "/api/admin/user-admin/{id}",
     tag = "access",
-    params(crate::http::openapi::IdPath),
+    params(super::openapi::IdPath),
     responses(
-        (status = 200, description = "The user.", body = crate::http::openapi::UserSchema),
-        crate::http::openapi::Errors
-    )
+        (status = 200, description = "The user.", body = crate::User),
+        super::openapi::Errors
     )
 )]
 async fn read_user(
@@ -151,15 +133,13 @@ async fn read_user(
 
 /// The body of `POST /api/admin/groups`, as Unleash takes it: members as
 /// `[{"user": {"id": 1}}]` (plain ids `[1]` are accepted too).
-#[derive(Debug, Deserialize)]
-#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[derive(Debug, Deserialize, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 struct GroupBody {
     name: String,
     #[serde(default)]
     description: Option<String>,
     #[serde(default)]
-    #[cfg_attr(feature = "openapi", schema(value_type = Vec<crate::http::openapi::GroupMemberSchema>))]
     users: Vec<Member>,
     /// Unleash's SSO mapping and root role; accepted and ignored.
     #[serde(default)]
@@ -170,15 +150,25 @@ struct GroupBody {
     root_role: Option<Option<i64>>,
 }
 
-#[derive(Debug, Deserialize)]
+/// A member of a group to create: `{"user": {"id": 1}}`, or the user id itself.
+#[derive(Debug, Deserialize, utoipa::ToSchema)]
+#[schema(as = GroupMember)]
 #[serde(untagged)]
 enum Member {
+    /// The user's id.
     Id(i64),
-    User { user: MemberUser },
+    /// `{"user": {"id": 1}}`, as Unleash takes it.
+    User {
+        /// The user.
+        user: MemberUser,
+    },
 }
 
-#[derive(Debug, Deserialize)]
+/// `{"id": 1}`: the user's id.
+#[derive(Debug, Deserialize, utoipa::ToSchema)]
+#[schema(as = GroupMemberUser)]
 struct MemberUser {
+    /// The user's id.
     id: i64,
 }
 
@@ -191,17 +181,14 @@ impl Member {
     }
 }
 
-#[cfg_attr(
-    feature = "openapi",
-    utoipa::path(
+#[utoipa::path(
     post,
     path = "/api/admin/groups",
     tag = "access",
     request_body(content = GroupBody, description = "The group to create.", content_type = "application/json"),
     responses(
-        (status = 201, description = "The group created.", body = crate::http::openapi::GroupSchema),
-        crate::http::openapi::BodyErrors
-    )
+        (status = 201, description = "The group created.", body = crate::Group),
+        super::openapi::BodyErrors
     )
 )]
 async fn create_group(
@@ -217,23 +204,19 @@ async fn create_group(
     Ok(Json::created(admin.create_group(&caller, &group).await?))
 }
 
-#[derive(Debug, Serialize)]
-#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[derive(Debug, Serialize, utoipa::ToSchema)]
 struct Groups {
-    #[cfg_attr(feature = "openapi", schema(value_type = Vec<crate::http::openapi::GroupSchema>))]
+    #[schema(value_type = Vec<crate::Group>)]
     groups: Vec<Group>,
 }
 
-#[cfg_attr(
-    feature = "openapi",
-    utoipa::path(
+#[utoipa::path(
     get,
     path = "/api/admin/groups",
     tag = "access",
     responses(
         (status = 200, description = "Every group.", body = Groups),
-        crate::http::openapi::Errors
-    )
+        super::openapi::Errors
     )
 )]
 async fn list_groups(
@@ -245,17 +228,14 @@ async fn list_groups(
     }))
 }
 
-#[cfg_attr(
-    feature = "openapi",
-    utoipa::path(
+#[utoipa::path(
     get,
     path = "/api/admin/groups/{id}",
     tag = "access",
-    params(crate::http::openapi::IdPath),
+    params(super::openapi::IdPath),
     responses(
-        (status = 200, description = "The group.", body = crate::http::openapi::GroupSchema),
-        crate::http::openapi::Errors
-    )
+        (status = 200, description = "The group.", body = crate::Group),
+        super::openapi::Errors
     )
 )]
 async fn read_group(
@@ -268,17 +248,14 @@ async fn read_group(
 
 /// `POST /api/admin/roles`: a custom project role `{name, description?, permissions: [{name,
 /// environment?}]}`.
-#[cfg_attr(
-    feature = "openapi",
-    utoipa::path(
+#[utoipa::path(
     post,
     path = "/api/admin/roles",
     tag = "access",
-    request_body(content = crate::http::openapi::NewRoleSchema, description = "The custom project role to create.", content_type = "application/json"),
+    request_body(content = crate::admin::NewRole, description = "The custom project role to create.", content_type = "application/json"),
     responses(
-        (status = 201, description = "The role created.", body = crate::http::openapi::RoleSchema),
-        crate::http::openapi::BodyErrors
-    )
+        (status = 201, description = "The role created.", body = crate::Role),
+        super::openapi::BodyErrors
     )
 )]
 async fn create_role(
@@ -289,23 +266,19 @@ async fn create_role(
     Ok(Json::created(admin.create_role(&caller, &role).await?))
 }
 
-#[derive(Debug, Serialize)]
-#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[derive(Debug, Serialize, utoipa::ToSchema)]
 struct Roles {
-    #[cfg_attr(feature = "openapi", schema(value_type = Vec<crate::http::openapi::RoleSchema>))]
+    #[schema(value_type = Vec<crate::Role>)]
     roles: Vec<Role>,
 }
 
-#[cfg_attr(
-    feature = "openapi",
-    utoipa::path(
+#[utoipa::path(
     get,
     path = "/api/admin/roles",
     tag = "access",
     responses(
         (status = 200, description = "Every role.", body = Roles),
-        crate::http::openapi::Errors
-    )
+        super::openapi::Errors
     )
 )]
 async fn list_roles(
@@ -317,17 +290,14 @@ async fn list_roles(
     }))
 }
 
-#[cfg_attr(
-    feature = "openapi",
-    utoipa::path(
+#[utoipa::path(
     get,
     path = "/api/admin/roles/{id}",
     tag = "access",
-    params(crate::http::openapi::IdPath),
+    params(super::openapi::IdPath),
     responses(
-        (status = 200, description = "The role.", body = crate::http::openapi::RoleSchema),
-        crate::http::openapi::Errors
-    )
+        (status = 200, description = "The role.", body = crate::Role),
+        super::openapi::Errors
     )
 )]
 async fn read_role(

@@ -3,7 +3,6 @@
 
 use axum::extract::State;
 use axum::http::StatusCode;
-use axum::routing::get;
 use serde::Deserialize;
 
 use super::error::{HttpResult, Json};
@@ -11,29 +10,25 @@ use super::extract::{Authenticated, LaterBody, Params, QueryParams};
 use crate::ToggleAdmin;
 use crate::error::Error;
 use crate::model::{Application, ApplicationInstance, ApplicationList};
+use utoipa_axum::router::OpenApiRouter;
+use utoipa_axum::routes;
 
-pub(crate) fn routes() -> super::Routes {
-    super::Routes::new()
-        .route("/api/admin/metrics/applications", get(list))
-        .route(
-            "/api/admin/metrics/applications/{appName}",
-            get(read).post(register).delete(remove),
-        )
+pub(crate) fn routes() -> OpenApiRouter<ToggleAdmin> {
+    OpenApiRouter::new()
+        .routes(routes!(list))
+        .routes(routes!(read, register, remove))
 }
 
 /// `DELETE /api/admin/metrics/applications/{appName}`: 200 with no body, whether or not the
 /// application existed.
-#[cfg_attr(
-    feature = "openapi",
-    utoipa::path(
+#[utoipa::path(
     delete,
     path = "/api/admin/metrics/applications/{appName}",
     tag = "applications",
-    params(crate::http::openapi::AppPath),
+    params(super::openapi::AppPath),
     responses(
         (status = 200, description = "Deleted (also when there was none); no body."),
-        crate::http::openapi::Errors
-    )
+        super::openapi::Errors
     )
 )]
 async fn remove(
@@ -47,8 +42,7 @@ async fn remove(
 
 /// The body of `POST /api/admin/metrics/applications/{appName}` (Unleash's
 /// `createApplicationSchema`, plus the instances to record).
-#[derive(Debug, Deserialize)]
-#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[derive(Debug, Deserialize, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 struct Registration {
     #[serde(default)]
@@ -70,18 +64,15 @@ struct Registration {
 }
 
 /// Register or update an application: 202 with no body, as Unleash.
-#[cfg_attr(
-    feature = "openapi",
-    utoipa::path(
+#[utoipa::path(
     post,
     path = "/api/admin/metrics/applications/{appName}",
     tag = "applications",
-    params(crate::http::openapi::AppPath),
+    params(super::openapi::AppPath),
     request_body(content = Registration, description = "The application to register or update.", content_type = "application/json"),
     responses(
         (status = 202, description = "Registered; no body."),
-        crate::http::openapi::BodyErrors
-    )
+        super::openapi::BodyErrors
     )
 )]
 async fn register(
@@ -116,17 +107,14 @@ async fn register(
     Ok(StatusCode::ACCEPTED)
 }
 
-#[cfg_attr(
-    feature = "openapi",
-    utoipa::path(
+#[utoipa::path(
     get,
     path = "/api/admin/metrics/applications/{appName}",
     tag = "applications",
-    params(crate::http::openapi::AppPath),
+    params(super::openapi::AppPath),
     responses(
         (status = 200, description = "The application.", body = Application),
-        crate::http::openapi::Errors
-    )
+        super::openapi::Errors
     )
 )]
 async fn read(
@@ -147,17 +135,14 @@ struct ListQuery {
 
 /// `GET /api/admin/metrics/applications`: 200 `{total, applications}` (Unleash's
 /// `applicationsSchema`), by name; `?query=` keeps those whose name contains it.
-#[cfg_attr(
-    feature = "openapi",
-    utoipa::path(
+#[utoipa::path(
     get,
     path = "/api/admin/metrics/applications",
     tag = "applications",
     params(("query" = Option<String>, Query, description = "Only applications whose name contains this.")),
     responses(
         (status = 200, description = "The registered applications.", body = ApplicationList),
-        crate::http::openapi::Errors
-    )
+        super::openapi::Errors
     )
 )]
 async fn list(

@@ -1,46 +1,35 @@
 //! The catalogue features draw on: tag types, context fields, segments, strategy definitions.
 
 use axum::extract::State;
-use axum::routing::get;
 use serde::Serialize;
 
 use super::error::{HttpResult, Json};
 use super::extract::{Authenticated, JsonBody, Params};
 use crate::ToggleAdmin;
 use crate::model::{ContextField, NewSegment, Segment, StrategyDefinition, TagType};
+use utoipa_axum::router::OpenApiRouter;
+use utoipa_axum::routes;
 
-pub(crate) fn routes() -> super::Routes {
-    super::Routes::new()
-        .route(
-            "/api/admin/tag-types",
-            get(list_tag_types).post(create_tag_type),
-        )
-        .route("/api/admin/tag-types/{name}", get(read_tag_type))
-        .route("/api/admin/context", get(list_context).post(create_context))
-        .route("/api/admin/context/{name}", get(read_context))
-        .route(
-            "/api/admin/segments",
-            get(list_segments).post(create_segment),
-        )
-        .route("/api/admin/segments/{id}", get(read_segment))
-        .route(
-            "/api/admin/strategies",
-            get(list_strategies).post(create_strategy),
-        )
-        .route("/api/admin/strategies/{name}", get(read_strategy))
+pub(crate) fn routes() -> OpenApiRouter<ToggleAdmin> {
+    OpenApiRouter::new()
+        .routes(routes!(list_tag_types, create_tag_type))
+        .routes(routes!(read_tag_type))
+        .routes(routes!(list_context, create_context))
+        .routes(routes!(read_context))
+        .routes(routes!(list_segments, create_segment))
+        .routes(routes!(read_segment))
+        .routes(routes!(list_strategies, create_strategy))
+        .routes(routes!(read_strategy))
 }
 
-#[cfg_attr(
-    feature = "openapi",
-    utoipa::path(
+#[utoipa::path(
     post,
     path = "/api/admin/tag-types",
     tag = "catalog",
     request_body(content = TagType, description = "The tag type to create.", content_type = "application/json"),
     responses(
         (status = 201, description = "The tag type created.", body = TagType),
-        crate::http::openapi::BodyErrors
-    )
+        super::openapi::BodyErrors
     )
 )]
 async fn create_tag_type(
@@ -53,24 +42,20 @@ async fn create_tag_type(
     ))
 }
 
-#[derive(Debug, Serialize)]
-#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[derive(Debug, Serialize, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase")]
 struct TagTypes {
     version: u32,
     tag_types: Vec<TagType>,
 }
 
-#[cfg_attr(
-    feature = "openapi",
-    utoipa::path(
+#[utoipa::path(
     get,
     path = "/api/admin/tag-types",
     tag = "catalog",
     responses(
         (status = 200, description = "Every tag type.", body = TagTypes),
-        crate::http::openapi::Errors
-    )
+        super::openapi::Errors
     )
 )]
 async fn list_tag_types(
@@ -83,8 +68,7 @@ async fn list_tag_types(
     }))
 }
 
-#[derive(Debug, Serialize)]
-#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[derive(Debug, Serialize, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase")]
 struct OneTagType {
     version: u32,
@@ -92,17 +76,14 @@ struct OneTagType {
 }
 
 /// Unleash's `tagTypeSchema` wrapper: `{version: 1, tagType}`.
-#[cfg_attr(
-    feature = "openapi",
-    utoipa::path(
+#[utoipa::path(
     get,
     path = "/api/admin/tag-types/{name}",
     tag = "catalog",
-    params(crate::http::openapi::NamePath),
+    params(super::openapi::NamePath),
     responses(
         (status = 200, description = "The tag type.", body = OneTagType),
-        crate::http::openapi::Errors
-    )
+        super::openapi::Errors
     )
 )]
 async fn read_tag_type(
@@ -116,17 +97,14 @@ async fn read_tag_type(
     }))
 }
 
-#[cfg_attr(
-    feature = "openapi",
-    utoipa::path(
+#[utoipa::path(
     post,
     path = "/api/admin/context",
     tag = "catalog",
     request_body(content = ContextField, description = "The context field to create.", content_type = "application/json"),
     responses(
         (status = 201, description = "The context field created.", body = ContextField),
-        crate::http::openapi::BodyErrors
-    )
+        super::openapi::BodyErrors
     )
 )]
 async fn create_context(
@@ -140,16 +118,13 @@ async fn create_context(
 }
 
 /// A plain array, as Unleash answers it.
-#[cfg_attr(
-    feature = "openapi",
-    utoipa::path(
+#[utoipa::path(
     get,
     path = "/api/admin/context",
     tag = "catalog",
     responses(
         (status = 200, description = "Every context field.", body = Vec<ContextField>),
-        crate::http::openapi::Errors
-    )
+        super::openapi::Errors
     )
 )]
 async fn list_context(
@@ -159,17 +134,14 @@ async fn list_context(
     Ok(Json::ok(admin.context_fields(&caller).await?))
 }
 
-#[cfg_attr(
-    feature = "openapi",
-    utoipa::path(
+#[utoipa::path(
     get,
     path = "/api/admin/context/{name}",
     tag = "catalog",
-    params(crate::http::openapi::NamePath),
+    params(super::openapi::NamePath),
     responses(
         (status = 200, description = "The context field.", body = ContextField),
-        crate::http::openapi::Errors
-    )
+        super::openapi::Errors
     )
 )]
 async fn read_context(
@@ -180,17 +152,14 @@ async fn read_context(
     Ok(Json::ok(admin.context_field(&caller, &name).await?))
 }
 
-#[cfg_attr(
-    feature = "openapi",
-    utoipa::path(
+#[utoipa::path(
     post,
     path = "/api/admin/segments",
     tag = "catalog",
     request_body(content = NewSegment, description = "The segment to create.", content_type = "application/json"),
     responses(
         (status = 201, description = "The segment created.", body = Segment),
-        crate::http::openapi::BodyErrors
-    )
+        super::openapi::BodyErrors
     )
 )]
 async fn create_segment(
@@ -203,22 +172,18 @@ async fn create_segment(
     ))
 }
 
-#[derive(Debug, Serialize)]
-#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[derive(Debug, Serialize, utoipa::ToSchema)]
 struct Segments {
     segments: Vec<Segment>,
 }
 
-#[cfg_attr(
-    feature = "openapi",
-    utoipa::path(
+#[utoipa::path(
     get,
     path = "/api/admin/segments",
     tag = "catalog",
     responses(
         (status = 200, description = "Every segment.", body = Segments),
-        crate::http::openapi::Errors
-    )
+        super::openapi::Errors
     )
 )]
 async fn list_segments(
@@ -230,17 +195,14 @@ async fn list_segments(
     }))
 }
 
-#[cfg_attr(
-    feature = "openapi",
-    utoipa::path(
+#[utoipa::path(
     get,
     path = "/api/admin/segments/{id}",
     tag = "catalog",
-    params(crate::http::openapi::IdPath),
+    params(super::openapi::IdPath),
     responses(
         (status = 200, description = "The segment.", body = Segment),
-        crate::http::openapi::Errors
-    )
+        super::openapi::Errors
     )
 )]
 async fn read_segment(
@@ -251,17 +213,14 @@ async fn read_segment(
     Ok(Json::ok(admin.segment(&caller, id).await?))
 }
 
-#[cfg_attr(
-    feature = "openapi",
-    utoipa::path(
+#[utoipa::path(
     post,
     path = "/api/admin/strategies",
     tag = "catalog",
     request_body(content = StrategyDefinition, description = "The strategy definition to create.", content_type = "application/json"),
     responses(
         (status = 201, description = "The definition created.", body = StrategyDefinition),
-        crate::http::openapi::BodyErrors
-    )
+        super::openapi::BodyErrors
     )
 )]
 async fn create_strategy(
@@ -276,23 +235,19 @@ async fn create_strategy(
     ))
 }
 
-#[derive(Debug, Serialize)]
-#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[derive(Debug, Serialize, utoipa::ToSchema)]
 struct Strategies {
     version: u32,
     strategies: Vec<StrategyDefinition>,
 }
 
-#[cfg_attr(
-    feature = "openapi",
-    utoipa::path(
+#[utoipa::path(
     get,
     path = "/api/admin/strategies",
     tag = "catalog",
     responses(
         (status = 200, description = "Every strategy definition.", body = Strategies),
-        crate::http::openapi::Errors
-    )
+        super::openapi::Errors
     )
 )]
 async fn list_strategies(
@@ -305,17 +260,14 @@ async fn list_strategies(
     }))
 }
 
-#[cfg_attr(
-    feature = "openapi",
-    utoipa::path(
+#[utoipa::path(
     get,
     path = "/api/admin/strategies/{name}",
     tag = "catalog",
-    params(crate::http::openapi::NamePath),
+    params(super::openapi::NamePath),
     responses(
         (status = 200, description = "The strategy definition.", body = StrategyDefinition),
-        crate::http::openapi::Errors
-    )
+        super::openapi::Errors
     )
 )]
 async fn read_strategy(

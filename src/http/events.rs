@@ -1,27 +1,27 @@
 //! `GET /api/admin/events`: the audit log, newest first.
 
 use axum::extract::State;
-use axum::routing::get;
 use serde::{Deserialize, Serialize};
 
 use super::error::{HttpResult, Json};
 use super::extract::{Authenticated, QueryParams};
 use crate::ToggleAdmin;
 use crate::store::Event;
+use utoipa_axum::router::OpenApiRouter;
+use utoipa_axum::routes;
 
 /// How many events one read of the store returns while scanning the log.
 const PAGE: usize = 1000;
 /// How many events a response holds when `?limit=` is absent, as in Unleash.
 const DEFAULT_LIMIT: usize = 100;
 
-pub(crate) fn routes() -> super::Routes {
-    super::Routes::new().route("/api/admin/events", get(list))
+pub(crate) fn routes() -> OpenApiRouter<ToggleAdmin> {
+    OpenApiRouter::new().routes(routes!(list))
 }
 
 /// `?project=`, `?feature=`, `?limit=`.
-#[derive(Debug, Deserialize)]
-#[cfg_attr(feature = "openapi", derive(utoipa::IntoParams))]
-#[cfg_attr(feature = "openapi", into_params(parameter_in = Query))]
+#[derive(Debug, Deserialize, utoipa::IntoParams)]
+#[into_params(parameter_in = Query)]
 #[serde(deny_unknown_fields)]
 struct Filter {
     project: Option<String>,
@@ -30,29 +30,25 @@ struct Filter {
 }
 
 /// Unleash's `eventsSchema`.
-#[derive(Debug, Serialize)]
-#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[derive(Debug, Serialize, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase")]
 struct Events {
     version: u32,
-    #[cfg_attr(feature = "openapi", schema(value_type = Vec<crate::http::openapi::EventSchema>))]
+    #[schema(value_type = Vec<super::openapi::EventSchema>)]
     events: Vec<Event>,
     total_events: usize,
 }
 
 /// The events that match, newest first: at most `limit` (100 by default) of them, with
 /// `totalEvents` counting every match.
-#[cfg_attr(
-    feature = "openapi",
-    utoipa::path(
+#[utoipa::path(
     get,
     path = "/api/admin/events",
     tag = "events",
     params(Filter),
     responses(
         (status = 200, description = "The matching events, newest first.", body = Events),
-        crate::http::openapi::Errors
-    )
+        super::openapi::Errors
     )
 )]
 async fn list(

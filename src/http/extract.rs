@@ -387,8 +387,8 @@ impl<T: DeserializeOwned + Send, S: Send + Sync> FromRequestParts<S> for QueryPa
 }
 
 /// A request body not read yet: handlers check the caller's permission first, then read it,
-/// so that a caller without the permission gets 403 whatever the body (BEHAVIOUR: order of
-/// checks, authentication → permission → body shape).
+/// so that a caller without the permission gets 403 whatever the body (the order of the
+/// checks is authentication → permission → body shape).
 #[derive(Debug)]
 pub(crate) struct LaterBody(Request);
 

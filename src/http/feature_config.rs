@@ -3,60 +3,37 @@
 
 use axum::extract::State;
 use axum::http::StatusCode;
-use axum::routing::{delete, get, post};
 use serde::Serialize;
 
 use super::error::{HttpResult, Json};
 use super::extract::{Authenticated, JsonBody, Params};
 use crate::ToggleAdmin;
 use crate::model::{FeatureStrategy, ParentDependency, Tag};
+use utoipa_axum::router::OpenApiRouter;
+use utoipa_axum::routes;
 
-const FEATURE_ENV: &str =
-    "/api/admin/projects/{projectId}/features/{featureName}/environments/{environment}";
-
-pub(crate) fn routes() -> super::Routes {
-    super::Routes::new()
-        .route(
-            &format!("{FEATURE_ENV}/strategies"),
-            get(list_strategies).post(add_strategy),
-        )
-        .route(
-            &format!("{FEATURE_ENV}/strategies/{{strategyId}}"),
-            axum::routing::put(update_strategy).delete(remove_strategy),
-        )
-        .route(&format!("{FEATURE_ENV}/on"), post(enable))
-        .route(&format!("{FEATURE_ENV}/off"), post(disable))
-        .route(
-            "/api/admin/projects/{projectId}/features/{featureName}/dependencies",
-            get(list_dependencies).post(add_dependency),
-        )
-        .route(
-            "/api/admin/projects/{projectId}/features/{featureName}/dependencies/{parent}",
-            delete(remove_dependency),
-        )
-        .route(
-            "/api/admin/features/{featureName}/tags",
-            get(list_tags).post(add_tag),
-        )
-        .route(
-            "/api/admin/features/{featureName}/tags/{type}/{value}",
-            delete(remove_tag),
-        )
+pub(crate) fn routes() -> OpenApiRouter<ToggleAdmin> {
+    OpenApiRouter::new()
+        .routes(routes!(list_strategies, add_strategy))
+        .routes(routes!(update_strategy, remove_strategy))
+        .routes(routes!(enable))
+        .routes(routes!(disable))
+        .routes(routes!(list_dependencies, add_dependency))
+        .routes(routes!(remove_dependency))
+        .routes(routes!(list_tags, add_tag))
+        .routes(routes!(remove_tag))
 }
 
 type EnvPath = Params<(String, String, String)>;
 
-#[cfg_attr(
-    feature = "openapi",
-    utoipa::path(
+#[utoipa::path(
     get,
     path = "/api/admin/projects/{projectId}/features/{featureName}/environments/{environment}/strategies",
     tag = "feature-config",
-    params(crate::http::openapi::FeatureEnvPath),
+    params(super::openapi::FeatureEnvPath),
     responses(
         (status = 200, description = "The feature's strategies in the environment.", body = Vec<FeatureStrategy>),
-        crate::http::openapi::Errors
-    )
+        super::openapi::Errors
     )
 )]
 async fn list_strategies(
@@ -71,18 +48,15 @@ async fn list_strategies(
     ))
 }
 
-#[cfg_attr(
-    feature = "openapi",
-    utoipa::path(
+#[utoipa::path(
     post,
     path = "/api/admin/projects/{projectId}/features/{featureName}/environments/{environment}/strategies",
     tag = "feature-config",
-    params(crate::http::openapi::FeatureEnvPath),
+    params(super::openapi::FeatureEnvPath),
     request_body(content = FeatureStrategy, description = "The strategy to add.", content_type = "application/json"),
     responses(
         (status = 200, description = "The strategy added, with its id.", body = FeatureStrategy),
-        crate::http::openapi::BodyErrors
-    )
+        super::openapi::BodyErrors
     )
 )]
 async fn add_strategy(
@@ -98,18 +72,15 @@ async fn add_strategy(
     ))
 }
 
-#[cfg_attr(
-    feature = "openapi",
-    utoipa::path(
+#[utoipa::path(
     put,
     path = "/api/admin/projects/{projectId}/features/{featureName}/environments/{environment}/strategies/{strategyId}",
     tag = "feature-config",
-    params(crate::http::openapi::StrategyPath),
+    params(super::openapi::StrategyPath),
     request_body(content = FeatureStrategy, description = "The strategy as it is to be.", content_type = "application/json"),
     responses(
         (status = 200, description = "The strategy updated.", body = FeatureStrategy),
-        crate::http::openapi::BodyErrors
-    )
+        super::openapi::BodyErrors
     )
 )]
 async fn update_strategy(
@@ -125,17 +96,14 @@ async fn update_strategy(
     ))
 }
 
-#[cfg_attr(
-    feature = "openapi",
-    utoipa::path(
+#[utoipa::path(
     delete,
     path = "/api/admin/projects/{projectId}/features/{featureName}/environments/{environment}/strategies/{strategyId}",
     tag = "feature-config",
-    params(crate::http::openapi::StrategyPath),
+    params(super::openapi::StrategyPath),
     responses(
         (status = 200, description = "Removed; no body."),
-        crate::http::openapi::Errors
-    )
+        super::openapi::Errors
     )
 )]
 async fn remove_strategy(
@@ -149,17 +117,14 @@ async fn remove_strategy(
     Ok(StatusCode::OK)
 }
 
-#[cfg_attr(
-    feature = "openapi",
-    utoipa::path(
+#[utoipa::path(
     post,
     path = "/api/admin/projects/{projectId}/features/{featureName}/environments/{environment}/on",
     tag = "feature-config",
-    params(crate::http::openapi::FeatureEnvPath),
+    params(super::openapi::FeatureEnvPath),
     responses(
         (status = 200, description = "Enabled; no body."),
-        crate::http::openapi::Errors
-    )
+        super::openapi::Errors
     )
 )]
 async fn enable(
@@ -173,17 +138,14 @@ async fn enable(
     Ok(StatusCode::OK)
 }
 
-#[cfg_attr(
-    feature = "openapi",
-    utoipa::path(
+#[utoipa::path(
     post,
     path = "/api/admin/projects/{projectId}/features/{featureName}/environments/{environment}/off",
     tag = "feature-config",
-    params(crate::http::openapi::FeatureEnvPath),
+    params(super::openapi::FeatureEnvPath),
     responses(
         (status = 200, description = "Disabled; no body."),
-        crate::http::openapi::Errors
-    )
+        super::openapi::Errors
     )
 )]
 async fn disable(
@@ -197,17 +159,14 @@ async fn disable(
     Ok(StatusCode::OK)
 }
 
-#[cfg_attr(
-    feature = "openapi",
-    utoipa::path(
+#[utoipa::path(
     get,
     path = "/api/admin/projects/{projectId}/features/{featureName}/dependencies",
     tag = "feature-config",
-    params(crate::http::openapi::FeaturePath),
+    params(super::openapi::FeaturePath),
     responses(
         (status = 200, description = "The feature's parents.", body = Vec<ParentDependency>),
-        crate::http::openapi::Errors
-    )
+        super::openapi::Errors
     )
 )]
 async fn list_dependencies(
@@ -222,18 +181,15 @@ async fn list_dependencies(
     ))
 }
 
-#[cfg_attr(
-    feature = "openapi",
-    utoipa::path(
+#[utoipa::path(
     post,
     path = "/api/admin/projects/{projectId}/features/{featureName}/dependencies",
     tag = "feature-config",
-    params(crate::http::openapi::FeaturePath),
+    params(super::openapi::FeaturePath),
     request_body(content = ParentDependency, description = "The parent to add.", content_type = "application/json"),
     responses(
         (status = 200, description = "Added; no body."),
-        crate::http::openapi::BodyErrors
-    )
+        super::openapi::BodyErrors
     )
 )]
 async fn add_dependency(
@@ -248,17 +204,14 @@ async fn add_dependency(
     Ok(StatusCode::OK)
 }
 
-#[cfg_attr(
-    feature = "openapi",
-    utoipa::path(
+#[utoipa::path(
     delete,
     path = "/api/admin/projects/{projectId}/features/{featureName}/dependencies/{parent}",
     tag = "feature-config",
-    params(crate::http::openapi::DependencyPath),
+    params(super::openapi::DependencyPath),
     responses(
         (status = 200, description = "Removed; no body."),
-        crate::http::openapi::Errors
-    )
+        super::openapi::Errors
     )
 )]
 async fn remove_dependency(
@@ -272,8 +225,7 @@ async fn remove_dependency(
     Ok(StatusCode::OK)
 }
 
-#[derive(Debug, Serialize)]
-#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[derive(Debug, Serialize, utoipa::ToSchema)]
 struct Tags {
     version: u32,
     tags: Vec<ColoredTag>,
@@ -281,8 +233,7 @@ struct Tags {
 
 /// A feature's tag as Unleash lists it: with its tag type's colour (`null` when the type
 /// has none).
-#[derive(Debug, Serialize)]
-#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[derive(Debug, Serialize, utoipa::ToSchema)]
 struct ColoredTag {
     value: String,
     #[serde(rename = "type")]
@@ -290,17 +241,14 @@ struct ColoredTag {
     color: Option<String>,
 }
 
-#[cfg_attr(
-    feature = "openapi",
-    utoipa::path(
+#[utoipa::path(
     get,
     path = "/api/admin/features/{featureName}/tags",
     tag = "feature-config",
-    params(crate::http::openapi::FeatureNamePath),
+    params(super::openapi::FeatureNamePath),
     responses(
         (status = 200, description = "The feature's tags.", body = Tags),
-        crate::http::openapi::Errors
-    )
+        super::openapi::Errors
     )
 )]
 async fn list_tags(
@@ -326,18 +274,15 @@ async fn list_tags(
 }
 
 /// 201 with the tag, as Unleash.
-#[cfg_attr(
-    feature = "openapi",
-    utoipa::path(
+#[utoipa::path(
     post,
     path = "/api/admin/features/{featureName}/tags",
     tag = "feature-config",
-    params(crate::http::openapi::FeatureNamePath),
+    params(super::openapi::FeatureNamePath),
     request_body(content = Tag, description = "The tag to add.", content_type = "application/json"),
     responses(
         (status = 201, description = "The tag added.", body = Tag),
-        crate::http::openapi::BodyErrors
-    )
+        super::openapi::BodyErrors
     )
 )]
 async fn add_tag(
@@ -353,17 +298,14 @@ async fn add_tag(
     Ok(Json::created(tag))
 }
 
-#[cfg_attr(
-    feature = "openapi",
-    utoipa::path(
+#[utoipa::path(
     delete,
     path = "/api/admin/features/{featureName}/tags/{type}/{value}",
     tag = "feature-config",
-    params(crate::http::openapi::TagPath),
+    params(super::openapi::TagPath),
     responses(
         (status = 200, description = "Removed; no body."),
-        crate::http::openapi::Errors
-    )
+        super::openapi::Errors
     )
 )]
 async fn remove_tag(

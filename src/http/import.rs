@@ -4,36 +4,32 @@
 use axum::extract::State;
 use axum::http::{HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
-use axum::routing::post;
 
 use super::error::{HttpResult, Json};
 use super::extract::{Authenticated, JsonBody, JsonValue};
 use crate::ToggleAdmin;
 use crate::import::ImportValidation;
-#[cfg(feature = "openapi")]
-use crate::model::ExportData;
-use crate::model::ExportQuery;
+use crate::model::{ExportData, ExportQuery};
+use utoipa_axum::router::OpenApiRouter;
+use utoipa_axum::routes;
 
-pub(crate) fn routes() -> super::Routes {
-    super::Routes::new()
-        .route("/api/admin/features-batch/import", post(import))
-        .route("/api/admin/features-batch/validate", post(validate))
-        .route("/api/admin/features-batch/export", post(export))
+pub(crate) fn routes() -> OpenApiRouter<ToggleAdmin> {
+    OpenApiRouter::new()
+        .routes(routes!(import))
+        .routes(routes!(validate))
+        .routes(routes!(export))
 }
 
 /// `POST /api/admin/features-batch/import`: 200 with no body. The body is handed over as raw
 /// JSON so that every problem in it is reported with its path.
-#[cfg_attr(
-    feature = "openapi",
-    utoipa::path(
+#[utoipa::path(
     post,
     path = "/api/admin/features-batch/import",
     tag = "import",
     request_body(content = crate::model::ImportBody, description = "The export to import, with its target.", content_type = "application/json"),
     responses(
         (status = 200, description = "Imported; no body."),
-        crate::http::openapi::BodyErrors
-    )
+        super::openapi::BodyErrors
     )
 )]
 async fn import(
@@ -55,17 +51,14 @@ async fn import(
 /// `POST /api/admin/features-batch/validate`: the dry run, 200
 /// `{errors, warnings, permissions}`, each a list of `{message, affectedItems}`; nothing is
 /// written.
-#[cfg_attr(
-    feature = "openapi",
-    utoipa::path(
+#[utoipa::path(
     post,
     path = "/api/admin/features-batch/validate",
     tag = "import",
     request_body(content = crate::model::ImportBody, description = "The export to check, with its target.", content_type = "application/json"),
     responses(
-        (status = 200, description = "What the import would report; nothing written.", body = crate::http::openapi::ImportValidationSchema),
-        crate::http::openapi::BodyErrors
-    )
+        (status = 200, description = "What the import would report; nothing written.", body = crate::ImportValidation),
+        super::openapi::BodyErrors
     )
 )]
 async fn validate(
@@ -80,17 +73,14 @@ async fn validate(
 /// features the query selects (`tag`, a non-empty `features` list, `project`, else all;
 /// names that do not exist are left out). With `downloadFile: true` the answer carries
 /// `Content-Disposition: attachment`.
-#[cfg_attr(
-    feature = "openapi",
-    utoipa::path(
+#[utoipa::path(
     post,
     path = "/api/admin/features-batch/export",
     tag = "import",
     request_body(content = ExportQuery, description = "What to export.", content_type = "application/json"),
     responses(
         (status = 200, description = "The data an import takes.", body = ExportData),
-        crate::http::openapi::BodyErrors
-    )
+        super::openapi::BodyErrors
     )
 )]
 async fn export(

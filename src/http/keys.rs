@@ -11,10 +11,11 @@
 
 use axum::extract::State;
 use axum::http::StatusCode;
-use axum::routing::{delete, get, post};
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
+use utoipa_axum::router::OpenApiRouter;
+use utoipa_axum::routes;
 
 use super::error::{HttpResult, Json};
 use super::extract::{Authenticated, JsonBody, Params};
@@ -22,20 +23,16 @@ use crate::auth::{ApiKeyInfo, KeyAccess, NewApiKey};
 use crate::error::{Error, ErrorDetail};
 use crate::{Caller, ToggleAdmin};
 
-pub(crate) fn routes() -> super::Routes {
-    super::Routes::new()
-        .route("/api/admin/api-tokens", get(list).post(create_admin_key))
-        .route("/api/admin/api-tokens/{token}", delete(revoke))
-        .route("/api/admin/user-admin/{id}/tokens", post(create_user_key))
-        .route(
-            "/api/admin/user-admin/{id}/tokens/{tokenId}",
-            delete(revoke_user_key),
-        )
+pub(crate) fn routes() -> OpenApiRouter<ToggleAdmin> {
+    OpenApiRouter::new()
+        .routes(routes!(list, create_admin_key))
+        .routes(routes!(revoke))
+        .routes(routes!(create_user_key))
+        .routes(routes!(revoke_user_key))
 }
 
 /// The body of `POST /api/admin/api-tokens` (Unleash's `createApiTokenSchema`).
-#[derive(Debug, Deserialize)]
-#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[derive(Debug, Deserialize, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 struct NewToken {
     #[serde(default)]
@@ -52,7 +49,7 @@ struct NewToken {
     #[serde(default)]
     projects: Option<Vec<String>>,
     #[serde(default)]
-    #[cfg_attr(feature = "openapi", schema(value_type = Option<String>, format = DateTime))]
+    #[schema(value_type = Option<String>, format = DateTime)]
     expires_at: Option<Value>,
 }
 
@@ -68,8 +65,7 @@ struct NewToken {
 ///   several environments joined with `,`.
 /// * `expiresAt`: when the key stops working, `null` if never.
 /// * `access`: exactly what the key may do.
-#[derive(Debug, Serialize)]
-#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[derive(Debug, Serialize, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase")]
 struct TokenView {
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -82,13 +78,13 @@ struct TokenView {
     projects: Vec<String>,
     environment: String,
     #[serde(with = "timestamp::optional")]
-    #[cfg_attr(feature = "openapi", schema(value_type = Option<String>, format = DateTime))]
+    #[schema(value_type = Option<String>, format = DateTime)]
     expires_at: Option<DateTime<Utc>>,
     #[serde(with = "timestamp")]
     created_at: DateTime<Utc>,
     #[serde(skip_serializing_if = "Option::is_none")]
     user_id: Option<i64>,
-    #[cfg_attr(feature = "openapi", schema(value_type = crate::http::openapi::KeyAccessSchema))]
+    #[schema(value_type = crate::KeyAccess)]
     access: KeyAccess,
 }
 
@@ -135,22 +131,18 @@ impl TokenView {
     }
 }
 
-#[derive(Debug, Serialize)]
-#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[derive(Debug, Serialize, utoipa::ToSchema)]
 struct Tokens {
     tokens: Vec<TokenView>,
 }
 
-#[cfg_attr(
-    feature = "openapi",
-    utoipa::path(
+#[utoipa::path(
     get,
     path = "/api/admin/api-tokens",
     tag = "api-tokens",
     responses(
         (status = 200, description = "Every API key, without secrets.", body = Tokens),
-        crate::http::openapi::Errors
-    )
+        super::openapi::Errors
     )
 )]
 async fn list(
@@ -163,17 +155,14 @@ async fn list(
     }))
 }
 
-#[cfg_attr(
-    feature = "openapi",
-    utoipa::path(
+#[utoipa::path(
     post,
     path = "/api/admin/api-tokens",
     tag = "api-tokens",
     request_body(content = NewToken, description = "The admin key to create.", content_type = "application/json"),
     responses(
         (status = 201, description = "The key created, with its secret (shown only now).", body = TokenView),
-        crate::http::openapi::BodyErrors
-    )
+        super::openapi::BodyErrors
     )
 )]
 async fn create_admin_key(
@@ -259,17 +248,14 @@ fn expiry(value: Option<&Value>, problems: &mut Vec<ErrorDetail>) -> Option<Date
 }
 
 /// Revoke by the key's id, or by its secret as Unleash does.
-#[cfg_attr(
-    feature = "openapi",
-    utoipa::path(
+#[utoipa::path(
     delete,
     path = "/api/admin/api-tokens/{token}",
     tag = "api-tokens",
-    params(crate::http::openapi::TokenPath),
+    params(super::openapi::TokenPath),
     responses(
         (status = 200, description = "Revoked; no body."),
-        crate::http::openapi::Errors
-    )
+        super::openapi::Errors
     )
 )]
 async fn revoke(
@@ -290,19 +276,17 @@ async fn revoke(
 }
 
 /// The body of `POST /api/admin/user-admin/{id}/tokens`.
-#[derive(Debug, Deserialize)]
-#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[derive(Debug, Deserialize, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 struct NewUserToken {
     description: String,
     #[serde(default)]
-    #[cfg_attr(feature = "openapi", schema(value_type = Option<String>, format = DateTime))]
+    #[schema(value_type = Option<String>, format = DateTime)]
     expires_at: Option<Value>,
 }
 
 /// A key that acts as a user, as created: Unleash's personal access token shape.
-#[derive(Debug, Serialize)]
-#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[derive(Debug, Serialize, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase")]
 struct UserTokenView {
     id: uuid::Uuid,
@@ -310,24 +294,21 @@ struct UserTokenView {
     description: String,
     user_id: i64,
     #[serde(with = "timestamp::optional")]
-    #[cfg_attr(feature = "openapi", schema(value_type = Option<String>, format = DateTime))]
+    #[schema(value_type = Option<String>, format = DateTime)]
     expires_at: Option<DateTime<Utc>>,
     #[serde(with = "timestamp")]
     created_at: DateTime<Utc>,
 }
 
-#[cfg_attr(
-    feature = "openapi",
-    utoipa::path(
+#[utoipa::path(
     post,
     path = "/api/admin/user-admin/{id}/tokens",
     tag = "api-tokens",
-    params(crate::http::openapi::IdPath),
+    params(super::openapi::IdPath),
     request_body(content = NewUserToken, description = "The key to create.", content_type = "application/json"),
     responses(
         (status = 201, description = "The key created, with its secret (shown only now).", body = UserTokenView),
-        crate::http::openapi::BodyErrors
-    )
+        super::openapi::BodyErrors
     )
 )]
 async fn create_user_key(
@@ -368,17 +349,14 @@ async fn create_user_key(
     }))
 }
 
-#[cfg_attr(
-    feature = "openapi",
-    utoipa::path(
+#[utoipa::path(
     delete,
     path = "/api/admin/user-admin/{id}/tokens/{tokenId}",
     tag = "api-tokens",
-    params(crate::http::openapi::UserTokenPath),
+    params(super::openapi::UserTokenPath),
     responses(
         (status = 200, description = "Revoked; no body."),
-        crate::http::openapi::Errors
-    )
+        super::openapi::Errors
     )
 )]
 async fn revoke_user_key(

@@ -14,7 +14,7 @@
 //!
 //! # Every request
 //!
-//! Checked in this order (BEHAVIOUR: authentication → permission → body shape → existence →
+//! Checked in this order (authentication → permission → body shape → existence →
 //! validation); the first failure answers, and a failing request changes nothing:
 //!
 //! 1. The `Authorization` header carries the API key, as is (`Authorization: <key>`; a
@@ -100,7 +100,6 @@ mod extract;
 mod feature_config;
 mod import;
 mod keys;
-#[cfg(feature = "openapi")]
 mod openapi;
 mod projects;
 mod strict;
@@ -112,16 +111,15 @@ use axum::Router;
 use axum::extract::DefaultBodyLimit;
 use axum::http::{Method, Uri};
 use axum::response::Response;
-use axum::routing::MethodRouter;
+use axum::routing::any;
 use tower_http::catch_panic::CatchPanicLayer;
 use tower_http::trace::TraceLayer;
+use utoipa_axum::router::OpenApiRouter;
 
 use crate::ToggleAdmin;
 use crate::error::Error;
 
 pub use error::ApiError;
-#[cfg(feature = "openapi")]
-pub use openapi::openapi;
 
 /// The default limit on request bodies: 16 MiB.
 pub const DEFAULT_BODY_LIMIT: usize = 16 * 1024 * 1024;
@@ -159,12 +157,23 @@ impl RouterConfig {
     }
 
     /// The admin API over `admin`, with this configuration.
+    ///
+    /// The router owns the paths under `/api/`: an unknown path there answers 404
+    /// `NotFoundError`, a known path with another method 405 `MethodNotAllowedError` (with an
+    /// `Allow` header). It sets no fallback of its own, so it merges into any axum app
+    /// (`Router::merge`) that has its own routes and fallback; the app's other paths are the
+    /// app's. See the [module](self) docs for an example.
     pub fn router(self, admin: ToggleAdmin) -> Router {
-        parts()
-            .into_iter()
-            .fold(Router::new(), |router, part| router.merge(part.router))
-            .fallback(not_found)
-            .method_not_allowed_fallback(method_not_allowed)
+        let (routes, _document) = api().split_for_parts();
+        let routes = routes
+            .route("/api", any(not_found))
+            .route("/api/{*rest}", any(not_found))
+            .method_not_allowed_fallback(method_not_allowed);
+        #[cfg(feature = "openapi")]
+        let routes = routes.layer(axum::Extension(openapi::Document(
+            serde_json::to_string(&_document).unwrap_or_default().into(),
+        )));
+        routes
             .layer(DefaultBodyLimit::max(self.body_limit))
             .with_state(admin)
             .layer(CatchPanicLayer::custom(panic_response))
@@ -172,33 +181,10 @@ impl RouterConfig {
     }
 }
 
-/// A part of the router, with the paths it registers: every route goes through
-/// [`Routes::route`], so that [`route_paths`] knows them all (the OpenAPI test checks that
-/// each is documented).
-pub(crate) struct Routes {
-    router: Router<ToggleAdmin>,
-    paths: Vec<String>,
-}
-
-impl Routes {
-    pub(crate) fn new() -> Self {
-        Self {
-            router: Router::new(),
-            paths: Vec::new(),
-        }
-    }
-
-    /// Register `method_router` at `path`.
-    pub(crate) fn route(mut self, path: &str, method_router: MethodRouter<ToggleAdmin>) -> Self {
-        self.router = self.router.route(path, method_router);
-        self.paths.push(path.to_owned());
-        self
-    }
-}
-
-/// Every part of the router.
-fn parts() -> Vec<Routes> {
-    vec![
+/// Every route with its documentation: each handler's `utoipa::path` annotation declares its
+/// method and path once, for both the router and the OpenAPI document.
+fn api() -> OpenApiRouter<ToggleAdmin> {
+    [
         variants::routes(),
         projects::routes(),
         keys::routes(),
@@ -211,14 +197,21 @@ fn parts() -> Vec<Routes> {
         #[cfg(feature = "openapi")]
         openapi::routes(),
     ]
+    .into_iter()
+    .fold(
+        OpenApiRouter::with_openapi(openapi::frame()),
+        OpenApiRouter::merge,
+    )
 }
 
-/// Every path the router registers, in axum's syntax (`/api/admin/projects/{projectId}`).
-/// For tests: the methods of each path answer; any other method answers 405 with an `Allow`
-/// header listing them.
-#[doc(hidden)]
-pub fn route_paths() -> Vec<String> {
-    parts().into_iter().flat_map(|part| part.paths).collect()
+/// The OpenAPI 3.1 document of the admin API (feature `openapi`): every route of
+/// [`router`], its request body, every response status with its body, and the
+/// `Authorization` API-key security scheme. The router serves it, without a key, at
+/// `GET /api/admin/openapi.json`; embedders may merge it into their own document.
+#[cfg(feature = "openapi")]
+#[cfg_attr(docsrs, doc(cfg(feature = "openapi")))]
+pub fn openapi() -> utoipa::openapi::OpenApi {
+    api().into_openapi()
 }
 
 /// The admin API over `admin` with the default configuration (see the [module](self) docs
@@ -227,7 +220,10 @@ pub fn router(admin: ToggleAdmin) -> Router {
     RouterConfig::default().router(admin)
 }
 
-async fn not_found(uri: Uri) -> ApiError {
+/// The JSON 404 the router answers for unknown paths under `/api/`: `NotFoundError`, naming
+/// the path. A standalone server may use it as its app's fallback
+/// (`Router::fallback(toggle_admin::http::not_found)`), as the `server` example does.
+pub async fn not_found(uri: Uri) -> ApiError {
     Error::not_found(format!(
         "The path you were looking for ({}) is not available.",
         uri.path()

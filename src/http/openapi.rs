@@ -1,102 +1,49 @@
-//! The OpenAPI 3.1 document of the admin API (feature `openapi`): [`openapi`], served at
-//! `GET /api/admin/openapi.json`.
+//! What the handlers' `utoipa::path` annotations share: the error responses, the path
+//! parameters, the document's frame; and, with feature `openapi`, the route that serves the
+//! document at `GET /api/admin/openapi.json`.
 //!
-//! The schemas are derived from the wire types the handlers use, the operations from the
-//! handlers' `utoipa::path` annotations. The few wire types that live outside `model` and
-//! `error` (users, groups, roles, events, the import dry run, API keys) are described by
-//! mirrors below, named as the types they describe.
+//! The schemas are derived from the wire types the handlers use (`ToSchema` on the model
+//! types), the operations and the routes from the handlers' annotations: each route is
+//! declared once. This module uses no handler module.
 
 use std::collections::BTreeMap;
 
+#[cfg(feature = "openapi")]
+use axum::Extension;
+#[cfg(feature = "openapi")]
 use axum::http::StatusCode;
+#[cfg(feature = "openapi")]
 use axum::response::{IntoResponse, Response};
-use axum::routing::get;
 use utoipa::openapi::security::{ApiKey, ApiKeyValue, SecurityScheme};
 use utoipa::openapi::{ContentBuilder, Ref, RefOr, ResponseBuilder};
 use utoipa::{IntoParams, IntoResponses, Modify, OpenApi, ToSchema};
+#[cfg(feature = "openapi")]
+use utoipa_axum::{router::OpenApiRouter, routes};
 
 use crate::error::{ErrorBody, ErrorDetail};
-
-/// The path of the document.
-pub(crate) const DOCUMENT_PATH: &str = "/api/admin/openapi.json";
 
 /// The name of the security scheme: the API key in the `Authorization` header.
 pub(crate) const SECURITY_SCHEME: &str = "apiKey";
 
+/// The document's frame: its title and description, the error schemas and the API-key
+/// security scheme. The paths come from the routes (see [`super::api`]): each route is
+/// declared once, by its handler's `utoipa::path` annotation.
 #[derive(OpenApi)]
 #[openapi(
     info(
         title = "toggle-admin",
         description = "The admin API of a feature-toggle service, wire-compatible with Unleash's admin API. Every operation but this document's needs the API key in the `Authorization` header (`Authorization: <key>`; a `Bearer ` prefix is also accepted). Every error body is `{id, name, message, details?}`."
     ),
-    paths(
-        document,
-        super::variants::read,
-        super::variants::patch,
-        super::variants::replace,
-        super::projects::create_project,
-        super::projects::read_project,
-        super::projects::list_environments,
-        super::projects::create_environment,
-        super::projects::add_project_environment,
-        super::projects::create_feature,
-        super::projects::read_feature,
-        super::projects::archive_feature,
-        super::projects::archived_features,
-        super::keys::list,
-        super::keys::create_admin_key,
-        super::keys::revoke,
-        super::keys::create_user_key,
-        super::keys::revoke_user_key,
-        super::events::list,
-        super::access::read_access,
-        super::access::set_access,
-        super::access::list_users,
-        super::access::create_user,
-        super::access::read_user,
-        super::access::list_groups,
-        super::access::create_group,
-        super::access::read_group,
-        super::access::list_roles,
-        super::access::create_role,
-        super::access::read_role,
-        super::applications::list,
-        super::applications::read,
-        super::applications::register,
-        super::applications::remove,
-        super::import::import,
-        super::import::validate,
-        super::import::export,
-        super::catalog::list_tag_types,
-        super::catalog::create_tag_type,
-        super::catalog::read_tag_type,
-        super::catalog::list_context,
-        super::catalog::create_context,
-        super::catalog::read_context,
-        super::catalog::list_segments,
-        super::catalog::create_segment,
-        super::catalog::read_segment,
-        super::catalog::list_strategies,
-        super::catalog::create_strategy,
-        super::catalog::read_strategy,
-        super::feature_config::list_strategies,
-        super::feature_config::add_strategy,
-        super::feature_config::update_strategy,
-        super::feature_config::remove_strategy,
-        super::feature_config::enable,
-        super::feature_config::disable,
-        super::feature_config::list_dependencies,
-        super::feature_config::add_dependency,
-        super::feature_config::remove_dependency,
-        super::feature_config::list_tags,
-        super::feature_config::add_tag,
-        super::feature_config::remove_tag,
-    ),
     components(schemas(ErrorBody, ErrorDetail)),
     modifiers(&SecurityAddon),
     security(("apiKey" = []))
 )]
 struct ApiDoc;
+
+/// The frame the routes add their paths and schemas to.
+pub(crate) fn frame() -> utoipa::openapi::OpenApi {
+    ApiDoc::openapi()
+}
 
 /// Adds the API-key security scheme.
 struct SecurityAddon;
@@ -114,19 +61,19 @@ impl Modify for SecurityAddon {
     }
 }
 
-/// The OpenAPI 3.1 document of the admin API: every route of [`router`](super::router), its
-/// request body, every response status with its body, and the `Authorization` API-key
-/// security scheme. Embedders may merge it into their own document.
-pub fn openapi() -> utoipa::openapi::OpenApi {
-    ApiDoc::openapi()
-}
+/// The document, encoded once when the router is built, for [`document`].
+#[cfg(feature = "openapi")]
+#[derive(Clone)]
+pub(crate) struct Document(pub(crate) std::sync::Arc<str>);
 
 /// The route that serves the document, without authentication.
-pub(crate) fn routes() -> super::Routes {
-    super::Routes::new().route(DOCUMENT_PATH, get(document))
+#[cfg(feature = "openapi")]
+pub(crate) fn routes() -> OpenApiRouter<crate::ToggleAdmin> {
+    OpenApiRouter::new().routes(routes!(document))
 }
 
 /// The OpenAPI document of this API. No key needed.
+#[cfg(feature = "openapi")]
 #[utoipa::path(
     get,
     path = "/api/admin/openapi.json",
@@ -136,22 +83,16 @@ pub(crate) fn routes() -> super::Routes {
         (status = 200, description = "The OpenAPI 3.1 document of this API.", content_type = "application/json", body = Object),
     )
 )]
-async fn document() -> Response {
-    match openapi().to_json() {
-        Ok(json) => (
-            StatusCode::OK,
-            [(
-                axum::http::header::CONTENT_TYPE,
-                "application/json; charset=utf-8",
-            )],
-            json,
-        )
-            .into_response(),
-        Err(source) => super::error::error_response(&crate::error::Error::internal(
-            "could not encode the OpenAPI document",
-            Some(Box::new(source)),
-        )),
-    }
+async fn document(Extension(Document(json)): Extension<Document>) -> Response {
+    (
+        StatusCode::OK,
+        [(
+            axum::http::header::CONTENT_TYPE,
+            "application/json; charset=utf-8",
+        )],
+        json.to_string(),
+    )
+        .into_response()
 }
 
 fn error_response(description: &str) -> RefOr<utoipa::openapi::Response> {
@@ -303,165 +244,8 @@ pub(crate) struct TokenPath(String);
 #[allow(dead_code)]
 pub(crate) struct UserTokenPath(i64, uuid::Uuid);
 
-// Mirrors of wire types that live outside `model` and `error`.
-
-/// A feature to create in a project: only `name` is required.
-#[derive(ToSchema, serde::Serialize)]
-#[schema(as = NewFeature)]
-#[serde(rename_all = "camelCase")]
-#[allow(dead_code)]
-pub(crate) struct NewFeatureSchema {
-    /// 1–100 URL-friendly characters, unique across all projects.
-    name: String,
-    /// The toggle type; `release` when absent.
-    #[serde(rename = "type")]
-    feature_type: Option<String>,
-    /// A description.
-    description: Option<String>,
-    /// Whether clients emit impression events for it; false when absent.
-    impression_data: Option<bool>,
-}
-
-/// A user to create: a user needs a username, an email, or both.
-#[derive(ToSchema, serde::Serialize)]
-#[schema(as = NewUser)]
-#[serde(rename_all = "camelCase")]
-#[allow(dead_code)]
-pub(crate) struct NewUserSchema {
-    /// The login name.
-    username: Option<String>,
-    /// The email address (must contain `@`).
-    email: Option<String>,
-    /// The display name.
-    name: Option<String>,
-    /// The root role: Admin 1, Editor 2 or Viewer 3; Viewer when absent.
-    root_role: Option<i64>,
-}
-
-/// A user that keys can act as.
-#[derive(ToSchema, serde::Serialize)]
-#[schema(as = User)]
-#[serde(rename_all = "camelCase")]
-#[allow(dead_code)]
-pub(crate) struct UserSchema {
-    /// The user's id, assigned by the store: 1, 2, 3 …
-    id: i64,
-    /// The login name; a user has a username, an email, or both.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    username: Option<String>,
-    /// The email address.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    email: Option<String>,
-    /// The display name.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    name: Option<String>,
-    /// The id of the user's root role: Admin 1, Editor 2 or Viewer 3.
-    root_role: i64,
-    /// When the user was created.
-    created_at: chrono::DateTime<chrono::Utc>,
-}
-
-/// A group of users; a project role given to a group is held by each of its members.
-#[derive(ToSchema, serde::Serialize)]
-#[schema(as = Group)]
-#[serde(rename_all = "camelCase")]
-#[allow(dead_code)]
-pub(crate) struct GroupSchema {
-    /// The group's id, assigned by the store: 1, 2, 3 …
-    id: i64,
-    /// Its name, unique among groups.
-    name: String,
-    /// What it is.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    description: Option<String>,
-    /// The ids of its members, ascending.
-    users: Vec<i64>,
-    /// When the group was created.
-    created_at: chrono::DateTime<chrono::Utc>,
-}
-
-/// A member of a group to create: `{"user": {"id": 1}}`, or the user id itself.
-#[derive(ToSchema, serde::Serialize)]
-#[schema(as = GroupMember)]
-#[serde(untagged)]
-#[allow(dead_code)]
-pub(crate) enum GroupMemberSchema {
-    /// The user's id.
-    Id(i64),
-    /// `{"user": {"id": 1}}`, as Unleash takes it.
-    User {
-        /// The user.
-        user: GroupMemberUserSchema,
-    },
-}
-
-/// `{"id": 1}`: the user's id.
-#[derive(ToSchema, serde::Serialize)]
-#[schema(as = GroupMemberUser)]
-#[allow(dead_code)]
-pub(crate) struct GroupMemberUserSchema {
-    /// The user's id.
-    id: i64,
-}
-
-/// Where a role applies.
-#[derive(ToSchema, serde::Serialize)]
-#[schema(as = RoleType)]
-#[serde(rename_all = "kebab-case")]
-#[allow(dead_code)]
-pub(crate) enum RoleTypeSchema {
-    /// A root role (Admin, Editor, Viewer): held by a user everywhere.
-    Root,
-    /// A built-in project role (Owner, Member): held in a project.
-    Project,
-    /// A custom project role: held in a project.
-    Custom,
-}
-
-/// One permission of a role, optionally limited to an environment.
-#[derive(ToSchema, serde::Serialize)]
-#[schema(as = RolePermission)]
-#[allow(dead_code)]
-pub(crate) struct RolePermissionSchema {
-    /// The permission, by Unleash name (e.g. `UPDATE_FEATURE_VARIANTS`).
-    name: String,
-    /// The environment it is limited to; every environment when absent.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    environment: Option<String>,
-}
-
-/// A role: built-in (ids 1–5) or custom.
-#[derive(ToSchema, serde::Serialize)]
-#[schema(as = Role)]
-#[allow(dead_code)]
-pub(crate) struct RoleSchema {
-    /// The role's id.
-    id: i64,
-    /// Its name, unique among roles.
-    name: String,
-    /// What it is for.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    description: Option<String>,
-    /// Where it applies.
-    #[serde(rename = "type")]
-    role_type: RoleTypeSchema,
-    /// What holding it allows.
-    permissions: Vec<RolePermissionSchema>,
-}
-
-/// A custom project role to create: `name` is required.
-#[derive(ToSchema, serde::Serialize)]
-#[schema(as = NewRole)]
-#[allow(dead_code)]
-pub(crate) struct NewRoleSchema {
-    /// 1–100 characters, unique among roles (built-in ones included).
-    name: String,
-    /// What the role is for.
-    description: Option<String>,
-    /// Project and environment permissions, each in every environment or in one.
-    #[serde(default)]
-    permissions: Vec<RolePermissionSchema>,
-}
+// The one mirror left: the store's `Event` (in `store`, owned by the store layer) does not
+// derive `ToSchema` yet.
 
 /// An audit event, as the event log lists it.
 #[derive(ToSchema, serde::Serialize)]
@@ -495,54 +279,4 @@ pub(crate) struct EventSchema {
     /// The state before the change.
     #[serde(skip_serializing_if = "Option::is_none")]
     pre_data: Option<serde_json::Value>,
-}
-
-/// The dry run of an import: what the import would report, nothing written.
-#[derive(ToSchema, serde::Serialize)]
-#[schema(as = ImportValidation)]
-#[serde(rename_all = "camelCase")]
-#[allow(dead_code)]
-pub(crate) struct ImportValidationSchema {
-    /// What would make the import fail, under Unleash's messages.
-    errors: Vec<crate::import::ValidationItem>,
-    /// What deserves attention.
-    warnings: Vec<crate::import::ValidationItem>,
-    /// The permissions the import needs that the caller lacks.
-    permissions: Vec<crate::import::ValidationItem>,
-}
-
-/// One permission of a key, optionally limited to a project and an environment.
-#[derive(ToSchema, serde::Serialize)]
-#[schema(as = Grant)]
-#[allow(dead_code)]
-pub(crate) struct GrantSchema {
-    /// What is allowed, by Unleash name.
-    permission: String,
-    /// The project it is limited to; every project when absent or `*`.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    project: Option<String>,
-    /// The environment it is limited to; every environment when absent or `*`.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    environment: Option<String>,
-}
-
-/// What a key may do: `kind` is `admin`, `grants` or `user`.
-#[derive(ToSchema, serde::Serialize)]
-#[schema(as = KeyAccess)]
-#[serde(tag = "kind", rename_all = "camelCase")]
-#[allow(dead_code)]
-pub(crate) enum KeyAccessSchema {
-    /// Every permission everywhere.
-    Admin,
-    /// Exactly these grants.
-    Grants {
-        /// The grants.
-        grants: Vec<GrantSchema>,
-    },
-    /// Whatever the user may do.
-    User {
-        /// The user's id.
-        #[serde(rename = "user_id")]
-        user_id: i64,
-    },
 }

@@ -2,7 +2,6 @@
 
 use axum::extract::State;
 use axum::http::StatusCode;
-use axum::routing::{get, post};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
@@ -11,44 +10,28 @@ use super::extract::{Authenticated, JsonBody, Params};
 use crate::ToggleAdmin;
 use crate::admin::{ArchivedFeatures, NewFeature, NewProject};
 use crate::model::{Environment, Feature, Project};
+use utoipa_axum::router::OpenApiRouter;
+use utoipa_axum::routes;
 
-pub(crate) fn routes() -> super::Routes {
-    super::Routes::new()
-        .route("/api/admin/projects", post(create_project))
-        .route("/api/admin/projects/{projectId}", get(read_project))
-        .route(
-            "/api/admin/archive/features/{projectId}",
-            get(archived_features),
-        )
-        .route(
-            "/api/admin/environments",
-            get(list_environments).post(create_environment),
-        )
-        .route(
-            "/api/admin/projects/{projectId}/environments",
-            post(add_project_environment),
-        )
-        .route(
-            "/api/admin/projects/{projectId}/features",
-            post(create_feature),
-        )
-        .route(
-            "/api/admin/projects/{projectId}/features/{featureName}",
-            get(read_feature).delete(archive_feature),
-        )
+pub(crate) fn routes() -> OpenApiRouter<ToggleAdmin> {
+    OpenApiRouter::new()
+        .routes(routes!(create_project))
+        .routes(routes!(read_project))
+        .routes(routes!(archived_features))
+        .routes(routes!(list_environments, create_environment))
+        .routes(routes!(add_project_environment))
+        .routes(routes!(create_feature))
+        .routes(routes!(read_feature, archive_feature))
 }
 
-#[cfg_attr(
-    feature = "openapi",
-    utoipa::path(
+#[utoipa::path(
     post,
     path = "/api/admin/projects",
     tag = "projects",
     request_body(content = Project, description = "The project to create.", content_type = "application/json"),
     responses(
         (status = 201, description = "The project created.", body = Project),
-        crate::http::openapi::BodyErrors
-    )
+        super::openapi::BodyErrors
     )
 )]
 async fn create_project(
@@ -61,17 +44,14 @@ async fn create_project(
     ))
 }
 
-#[cfg_attr(
-    feature = "openapi",
-    utoipa::path(
+#[utoipa::path(
     get,
     path = "/api/admin/projects/{projectId}",
     tag = "projects",
-    params(crate::http::openapi::ProjectPath),
+    params(super::openapi::ProjectPath),
     responses(
         (status = 200, description = "The project.", body = Project),
-        crate::http::openapi::Errors
-    )
+        super::openapi::Errors
     )
 )]
 async fn read_project(
@@ -83,23 +63,19 @@ async fn read_project(
 }
 
 /// `GET /api/admin/environments`, as Unleash answers it.
-#[derive(Debug, Serialize)]
-#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[derive(Debug, Serialize, utoipa::ToSchema)]
 struct Environments {
     version: u32,
     environments: Vec<Environment>,
 }
 
-#[cfg_attr(
-    feature = "openapi",
-    utoipa::path(
+#[utoipa::path(
     get,
     path = "/api/admin/environments",
     tag = "projects",
     responses(
         (status = 200, description = "Every environment.", body = Environments),
-        crate::http::openapi::Errors
-    )
+        super::openapi::Errors
     )
 )]
 async fn list_environments(
@@ -112,17 +88,14 @@ async fn list_environments(
     }))
 }
 
-#[cfg_attr(
-    feature = "openapi",
-    utoipa::path(
+#[utoipa::path(
     post,
     path = "/api/admin/environments",
     tag = "projects",
     request_body(content = Environment, description = "The environment to create.", content_type = "application/json"),
     responses(
         (status = 201, description = "The environment created.", body = Environment),
-        crate::http::openapi::BodyErrors
-    )
+        super::openapi::BodyErrors
     )
 )]
 async fn create_environment(
@@ -138,8 +111,7 @@ async fn create_environment(
 /// The body of `POST /api/admin/projects/{projectId}/environments` (Unleash's
 /// `projectEnvironmentSchema`; the change-request and default-strategy members are accepted
 /// and ignored).
-#[derive(Debug, Deserialize)]
-#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[derive(Debug, Deserialize, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 struct ProjectEnvironment {
     environment: String,
@@ -148,22 +120,19 @@ struct ProjectEnvironment {
     change_requests_enabled: Option<bool>,
     #[serde(default)]
     #[allow(dead_code)]
-    #[cfg_attr(feature = "openapi", schema(value_type = Option<Object>))]
+    #[schema(value_type = Option<Object>)]
     default_strategy: Option<Value>,
 }
 
-#[cfg_attr(
-    feature = "openapi",
-    utoipa::path(
+#[utoipa::path(
     post,
     path = "/api/admin/projects/{projectId}/environments",
     tag = "projects",
-    params(crate::http::openapi::ProjectPath),
+    params(super::openapi::ProjectPath),
     request_body(content = ProjectEnvironment, description = "The environment to enable in the project.", content_type = "application/json"),
     responses(
         (status = 200, description = "Enabled; no body."),
-        crate::http::openapi::BodyErrors
-    )
+        super::openapi::BodyErrors
     )
 )]
 async fn add_project_environment(
@@ -178,18 +147,15 @@ async fn add_project_environment(
     Ok(StatusCode::OK)
 }
 
-#[cfg_attr(
-    feature = "openapi",
-    utoipa::path(
+#[utoipa::path(
     post,
     path = "/api/admin/projects/{projectId}/features",
     tag = "projects",
-    params(crate::http::openapi::ProjectPath),
-    request_body(content = crate::http::openapi::NewFeatureSchema, description = "The feature to create.", content_type = "application/json"),
+    params(super::openapi::ProjectPath),
+    request_body(content = crate::admin::NewFeature, description = "The feature to create.", content_type = "application/json"),
     responses(
         (status = 201, description = "The feature created.", body = Feature),
-        crate::http::openapi::BodyErrors
-    )
+        super::openapi::BodyErrors
     )
 )]
 async fn create_feature(
@@ -203,17 +169,14 @@ async fn create_feature(
     ))
 }
 
-#[cfg_attr(
-    feature = "openapi",
-    utoipa::path(
+#[utoipa::path(
     get,
     path = "/api/admin/projects/{projectId}/features/{featureName}",
     tag = "projects",
-    params(crate::http::openapi::FeaturePath),
+    params(super::openapi::FeaturePath),
     responses(
         (status = 200, description = "The feature.", body = Feature),
-        crate::http::openapi::Errors
-    )
+        super::openapi::Errors
     )
 )]
 async fn read_feature(
@@ -225,17 +188,14 @@ async fn read_feature(
 }
 
 /// Archive, as Unleash: 202 with no body.
-#[cfg_attr(
-    feature = "openapi",
-    utoipa::path(
+#[utoipa::path(
     delete,
     path = "/api/admin/projects/{projectId}/features/{featureName}",
     tag = "projects",
-    params(crate::http::openapi::FeaturePath),
+    params(super::openapi::FeaturePath),
     responses(
         (status = 202, description = "Archived; no body."),
-        crate::http::openapi::Errors
-    )
+        super::openapi::Errors
     )
 )]
 async fn archive_feature(
@@ -248,17 +208,14 @@ async fn archive_feature(
 }
 
 /// The project's archived features: 200 `{version: 2, features}`, as Unleash.
-#[cfg_attr(
-    feature = "openapi",
-    utoipa::path(
+#[utoipa::path(
     get,
     path = "/api/admin/archive/features/{projectId}",
     tag = "projects",
-    params(crate::http::openapi::ProjectPath),
+    params(super::openapi::ProjectPath),
     responses(
         (status = 200, description = "The project's archived features.", body = ArchivedFeatures),
-        crate::http::openapi::Errors
-    )
+        super::openapi::Errors
     )
 )]
 async fn archived_features(

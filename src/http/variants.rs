@@ -2,37 +2,32 @@
 //! of the specification), PUT and GET.
 
 use axum::extract::State;
-use axum::routing::get;
 
 use super::error::{HttpResult, Json};
 use super::extract::{Authenticated, LaterBody, Params};
 use crate::ToggleAdmin;
 use crate::model::FeatureVariants;
+use utoipa_axum::router::OpenApiRouter;
+use utoipa_axum::routes;
 
 /// `{projectId}`, `{featureName}`, `{environment}`.
 type VariantsPath = Params<(String, String, String)>;
 
-pub(crate) fn routes() -> super::Routes {
-    super::Routes::new().route(
-        "/api/admin/projects/{projectId}/features/{featureName}/environments/{environment}/variants",
-        get(read).patch(patch).put(replace),
-    )
+pub(crate) fn routes() -> OpenApiRouter<ToggleAdmin> {
+    OpenApiRouter::new().routes(routes!(read, patch, replace))
 }
 
 /// 200 `{"version":1,"variants":[…]}`; the body is decoded strictly by
 /// [`decode_patch`](crate::variants::decode_patch).
-#[cfg_attr(
-    feature = "openapi",
-    utoipa::path(
+#[utoipa::path(
     patch,
     path = "/api/admin/projects/{projectId}/features/{featureName}/environments/{environment}/variants",
     tag = "variants",
-    params(crate::http::openapi::FeatureEnvPath),
+    params(super::openapi::FeatureEnvPath),
     request_body(description = "A JSON Patch (RFC 6902) of the environment's variant array.", content((Vec<crate::model::PatchOperation> = "application/json"), (Vec<crate::model::PatchOperation> = "application/json-patch+json"))),
     responses(
         (status = 200, description = "The environment's variants after the patch.", body = FeatureVariants),
-        crate::http::openapi::BodyErrors
-    )
+        super::openapi::BodyErrors
     )
 )]
 async fn patch(
@@ -52,18 +47,15 @@ async fn patch(
     Ok(Json::ok(result))
 }
 
-#[cfg_attr(
-    feature = "openapi",
-    utoipa::path(
+#[utoipa::path(
     put,
     path = "/api/admin/projects/{projectId}/features/{featureName}/environments/{environment}/variants",
     tag = "variants",
-    params(crate::http::openapi::FeatureEnvPath),
+    params(super::openapi::FeatureEnvPath),
     request_body(content = Vec<crate::model::Variant>, description = "The new variants.", content_type = "application/json"),
     responses(
         (status = 200, description = "The environment's variants after the change.", body = FeatureVariants),
-        crate::http::openapi::BodyErrors
-    )
+        super::openapi::BodyErrors
     )
 )]
 async fn replace(
@@ -82,17 +74,14 @@ async fn replace(
     Ok(Json::ok(result))
 }
 
-#[cfg_attr(
-    feature = "openapi",
-    utoipa::path(
+#[utoipa::path(
     get,
     path = "/api/admin/projects/{projectId}/features/{featureName}/environments/{environment}/variants",
     tag = "variants",
-    params(crate::http::openapi::FeatureEnvPath),
+    params(super::openapi::FeatureEnvPath),
     responses(
         (status = 200, description = "The environment's variants.", body = FeatureVariants),
-        crate::http::openapi::Errors
-    )
+        super::openapi::Errors
     )
 )]
 async fn read(

@@ -1,4 +1,4 @@
-//! Constraint validation, per operator (SPEC §2.6), shared by imported strategies, strategies
+//! Constraint validation, per operator, shared by imported strategies, strategies
 //! added one by one, and segments.
 
 use std::sync::LazyLock;

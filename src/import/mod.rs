@@ -1,5 +1,5 @@
 //! The import domain, pure (no I/O, no store, no clock): check an import body against a
-//! snapshot of what the store holds, and plan everything it writes (BEHAVIOUR §2); build an
+//! snapshot of what the store holds, and plan everything it writes; build an
 //! export document from stored data.
 //!
 //! The facade ([`import_toggles`](crate::ToggleAdmin::import_toggles)) reads the snapshot,
@@ -94,7 +94,7 @@ pub struct ImportReport {
 /// result. Nothing is written.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
-#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[cfg_attr(feature = "http", derive(utoipa::ToSchema))]
 pub struct ImportValidation {
     /// What would make the import fail, under Unleash's messages (unknown strategies,
     /// context fields whose legal values conflict, features of other projects, duplicates,
@@ -285,7 +285,7 @@ pub(crate) struct Outcome {
     pub project: String,
     /// The target environment.
     pub environment: String,
-    /// The permissions the import needs there (reference §2.5).
+    /// The permissions the import needs there.
     pub permissions: Vec<Permission>,
     /// Warnings, also when the import is invalid.
     pub warnings: Vec<ErrorDetail>,

@@ -21,7 +21,7 @@ const DATA_MEMBERS: [&str; 8] = [
     "dependencies",
 ];
 
-/// The keys of a feature environment entry (SPEC §2.8).
+/// The keys of a feature environment entry.
 const FEATURE_ENVIRONMENT_KEYS: [&str; 12] = [
     "name",
     "featureName",

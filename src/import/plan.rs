@@ -71,8 +71,8 @@ pub(crate) fn plan(
     }
 }
 
-/// The permissions the import needs in the target project and environment (reference
-/// §2.5, without demanding `DELETE_FEATURE_STRATEGY` for an empty feature list, and with
+/// The permissions the import needs in the target project and environment (as
+/// Unleash computes them, without demanding `DELETE_FEATURE_STRATEGY` for an empty feature list, and with
 /// `CREATE_FEATURE_STRATEGY` when enabling adds the default strategy).
 fn permissions(
     payload: &Payload,

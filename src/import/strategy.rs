@@ -1,4 +1,4 @@
-//! One activation strategy checked and normalised (SPEC §2.7), shared by the import and by
+//! One activation strategy checked and normalised, shared by the import and by
 //! strategies added one at a time.
 
 use std::collections::BTreeMap;

@@ -12,7 +12,7 @@ use crate::error::ErrorDetail;
 
 /// One finding of the dry run: Unleash's message and the names it concerns.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
-#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[cfg_attr(feature = "http", derive(utoipa::ToSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct ValidationItem {
     /// What was found.

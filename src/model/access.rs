@@ -1,11 +1,11 @@
-//! Project access configuration (SPEC §2.16): which groups and users hold which role.
+//! Project access configuration: which groups and users hold which role.
 
 use serde::{Deserialize, Serialize};
 
-/// The complete assignment of groups and users to roles in a project (SPEC §2.16,
+/// The complete assignment of groups and users to roles in a project (Unleash's
 /// `projectAccessConfigurationSchema`): `roles` is required.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
-#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[cfg_attr(feature = "http", derive(utoipa::ToSchema))]
 pub struct ProjectAccessConfiguration {
     /// The roles and who holds them.
     pub roles: Vec<RoleAccess>,
@@ -16,10 +16,10 @@ pub struct ProjectAccessConfiguration {
 /// The role id must be at least 1; a smaller id deserialises and is refused by validation, so
 /// that the error can name the offending entry.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[cfg_attr(feature = "http", derive(utoipa::ToSchema))]
 pub struct RoleAccess {
     /// Role id, minimum 1.
-    #[cfg_attr(feature = "openapi", schema(minimum = 1))]
+    #[cfg_attr(feature = "http", schema(minimum = 1))]
     pub id: i64,
     /// Ids of groups assigned the role; empty when absent.
     #[serde(default)]

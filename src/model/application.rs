@@ -1,13 +1,13 @@
-//! Registered client applications (SPEC §2.18), addressed by name.
+//! Registered client applications, addressed by name.
 
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 
-/// A client application that registered with the service (SPEC §2.18): addressed by `name`,
+/// A client application that registered with the service: addressed by `name`,
 /// the only required field. Its other fields are not shown by the specification; these are
 /// Unleash's.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
-#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[cfg_attr(feature = "http", derive(utoipa::ToSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct Application {
     /// The application's name (`appName`; records written before 0.2 say `name`).
@@ -51,7 +51,7 @@ pub struct Application {
 
 /// The links of an [`Application`], as in Unleash's `applicationSchema`.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
-#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[cfg_attr(feature = "http", derive(utoipa::ToSchema))]
 pub struct ApplicationLinks {
     /// `/api/applications/{appName}`.
     #[serde(rename = "self")]
@@ -69,7 +69,7 @@ impl ApplicationLinks {
 
 /// Registered applications, as Unleash lists them (`applicationsSchema`).
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
-#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[cfg_attr(feature = "http", derive(utoipa::ToSchema))]
 pub struct ApplicationList {
     /// How many applications match.
     pub total: usize,
@@ -79,7 +79,7 @@ pub struct ApplicationList {
 
 /// One running instance of an [`Application`]: `instanceId` is required.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
-#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[cfg_attr(feature = "http", derive(utoipa::ToSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct ApplicationInstance {
     /// The instance's id, as the SDK reports it.

@@ -13,7 +13,7 @@ use super::Constraint;
 /// `flexibleRollout`) always exist and are not editable; custom ones are created with
 /// [`create_strategy_definition`](crate::ToggleAdmin::create_strategy_definition).
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
-#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[cfg_attr(feature = "http", derive(utoipa::ToSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct StrategyDefinition {
     /// The name strategies use to refer to it; 1–100 URL-friendly characters.
@@ -37,7 +37,7 @@ pub struct StrategyDefinition {
 
 /// A parameter of a [`StrategyDefinition`]: `name` and `type` are required.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
-#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[cfg_attr(feature = "http", derive(utoipa::ToSchema))]
 pub struct StrategyParameter {
     /// The parameter's name, as a key of a strategy's `parameters`.
     pub name: String,
@@ -54,7 +54,7 @@ pub struct StrategyParameter {
 
 /// A segment: a named set of constraints that strategies attach by id.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[cfg_attr(feature = "http", derive(utoipa::ToSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct Segment {
     /// The segment's id, handed out in creation order starting at 1.
@@ -77,7 +77,7 @@ pub struct Segment {
 
 /// A segment to create: `POST /api/admin/segments`. `name` is required.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
-#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[cfg_attr(feature = "http", derive(utoipa::ToSchema))]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct NewSegment {
     /// 1–100 characters.

@@ -1,6 +1,6 @@
-//! The import body (SPEC §2.10) and the export document it carries (§2.11), with the members
-//! that appear only there: context fields (§2.12), feature tags (§2.13), tag types (§2.14),
-//! segment references and feature dependencies (§2.15).
+//! The import body and the export document it carries, with the members
+//! that appear only there: context fields, feature tags, tag types,
+//! segment references and feature dependencies.
 
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
@@ -8,10 +8,10 @@ use serde_json::{Map, Value};
 
 use super::{Feature, FeatureEnvironment, FeatureStrategy, ParentDependency};
 
-/// The body of the toggle import (SPEC §2.10, `importTogglesSchema`): all three fields are
+/// The body of the toggle import (`importTogglesSchema`): all three fields are
 /// required.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
-#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[cfg_attr(feature = "http", derive(utoipa::ToSchema))]
 pub struct ImportBody {
     /// The target project.
     pub project: String,
@@ -21,10 +21,10 @@ pub struct ImportBody {
     pub data: ExportData,
 }
 
-/// The result of an export operation (SPEC §2.11, `exportResultSchema`): `features`,
+/// The result of an export operation (`exportResultSchema`): `features`,
 /// `featureStrategies` and `tagTypes` are required, the other members optional.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
-#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[cfg_attr(feature = "http", derive(utoipa::ToSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct ExportData {
     /// All exported features.
@@ -50,12 +50,12 @@ pub struct ExportData {
     pub dependencies: Option<Vec<FeatureDependencies>>,
 }
 
-/// A context field (SPEC §2.12): only `name` is required.
+/// A context field: only `name` is required.
 ///
 /// Server rules on creation: name URL-friendly, 1–100 characters; description at most 250;
 /// legal values 1–100 characters and unique by value.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
-#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[cfg_attr(feature = "http", derive(utoipa::ToSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct ContextField {
     /// The name of the context field.
@@ -105,7 +105,7 @@ pub struct ContextField {
 
 /// An allowed value of a context field: `value` is required.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
-#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[cfg_attr(feature = "http", derive(utoipa::ToSchema))]
 pub struct LegalValue {
     /// The value, 1–100 characters.
     pub value: String,
@@ -114,13 +114,13 @@ pub struct LegalValue {
     pub description: Option<String>,
 }
 
-/// A tag applied to a feature (SPEC §2.13): `featureName` and `tagValue` are required.
+/// A tag applied to a feature: `featureName` and `tagValue` are required.
 ///
 /// The deprecated `type` and `value` (replaced by `tagType` and `tagValue`) are accepted and
-/// returned (SPEC §9); on import Unleash skips entries without `tagType`. Server rules: value
+/// returned; on import Unleash skips entries without `tagType`. Server rules: value
 /// 2–50 characters, type URL-friendly 2–50.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
-#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[cfg_attr(feature = "http", derive(utoipa::ToSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct FeatureTag {
     /// The feature the tag is applied to.
@@ -148,11 +148,11 @@ pub struct FeatureTag {
     pub extra: Map<String, Value>,
 }
 
-/// A tag type (SPEC §2.14): only `name` is required.
+/// A tag type: only `name` is required.
 ///
 /// Server rules: name URL-friendly, 2–50 characters; `color` matches `^#[0-9A-Fa-f]{6}$`.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
-#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[cfg_attr(feature = "http", derive(utoipa::ToSchema))]
 pub struct TagType {
     /// The name of the tag type.
     pub name: String,
@@ -166,7 +166,7 @@ pub struct TagType {
         skip_serializing_if = "Option::is_none"
     )]
     pub icon: Option<Option<String>>,
-    /// Colour, `#RRGGBB`; nullable. Unleash's schema has it, SPEC §2.14 does not show it.
+    /// Colour, `#RRGGBB`; nullable. Unleash's schema has it.
     #[serde(
         default,
         deserialize_with = "super::double_option",
@@ -178,9 +178,9 @@ pub struct TagType {
     pub extra: Map<String, Value>,
 }
 
-/// A segment used by the exported strategies (SPEC §2.11 `segments`): both fields required.
+/// A segment used by the exported strategies: both fields required.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[cfg_attr(feature = "http", derive(utoipa::ToSchema))]
 pub struct SegmentRef {
     /// The segment's id.
     pub id: i64,
@@ -188,10 +188,10 @@ pub struct SegmentRef {
     pub name: String,
 }
 
-/// The parents of one exported feature (SPEC §2.15, element of `data.dependencies`): both
+/// The parents of one exported feature (element of `data.dependencies`): both
 /// fields required.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
-#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[cfg_attr(feature = "http", derive(utoipa::ToSchema))]
 pub struct FeatureDependencies {
     /// The name of the child feature.
     pub feature: String,
@@ -224,7 +224,7 @@ mod tests {
 /// `project` (its features that are not archived), or else every feature that is not
 /// archived. An empty `features` list therefore means all features.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
-#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[cfg_attr(feature = "http", derive(utoipa::ToSchema))]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct ExportQuery {
     /// The environment whose strategies, variants and enabled state are exported.

@@ -1,4 +1,4 @@
-//! Features (SPEC §2.9), their per-environment configuration (§2.8), tags and parent
+//! Features, their per-environment configuration, tags and parent
 //! dependencies.
 
 use chrono::{DateTime, Utc};
@@ -7,15 +7,15 @@ use serde_json::{Map, Value};
 
 use super::{FeatureStrategy, Variant};
 
-/// A feature toggle as exported (SPEC §2.9, element of `data.features`): only `name` is
+/// A feature toggle as exported (element of `data.features`): only `name` is
 /// required.
 ///
-/// Deprecated fields are accepted and returned (SPEC §9): `lastSeenAt` (replaced by the
+/// Deprecated fields are accepted and returned: `lastSeenAt` (replaced by the
 /// feature environment's), `variants` (replaced by environment-level variants) and
 /// `strategies` (legacy; element shape not shown, so kept as raw JSON). `children` and
 /// `dependencies` are experimental.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
-#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[cfg_attr(feature = "http", derive(utoipa::ToSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct Feature {
     /// Unique feature name.
@@ -97,13 +97,61 @@ pub struct Feature {
     pub extra: Map<String, Value>,
 }
 
-/// The configuration of a feature in one environment (SPEC §2.8): `name` and `enabled` are
+impl Feature {
+    /// A feature named `name`, every other field absent: build the rest with the `with_…`
+    /// methods instead of spelling the nullable fields' `Option<Option<…>>` (outer `None`:
+    /// absent; `Some(None)`: JSON `null`).
+    ///
+    /// ```
+    /// use toggle_admin::model::Feature;
+    /// let feature = Feature::new("checkout").with_type("release").with_description("The new checkout");
+    /// assert_eq!(feature.description, Some(Some("The new checkout".to_owned())));
+    /// ```
+    pub fn new(name: impl Into<String>) -> Self {
+        Self {
+            name: name.into(),
+            ..Self::default()
+        }
+    }
+
+    /// With the toggle type (`release`, `experiment`, …).
+    pub fn with_type(mut self, feature_type: impl Into<String>) -> Self {
+        self.feature_type = Some(feature_type.into());
+        self
+    }
+
+    /// With a description.
+    pub fn with_description(mut self, description: impl Into<String>) -> Self {
+        self.description = Some(Some(description.into()));
+        self
+    }
+
+    /// In `project`.
+    pub fn with_project(mut self, project: impl Into<String>) -> Self {
+        self.project = Some(project.into());
+        self
+    }
+
+    /// Created at `at`.
+    pub fn with_created_at(mut self, at: DateTime<Utc>) -> Self {
+        self.created_at = Some(Some(at));
+        self
+    }
+
+    /// With these tags.
+    pub fn with_tags(mut self, tags: Vec<Tag>) -> Self {
+        self.tags = Some(Some(tags));
+        self
+    }
+}
+
+/// The configuration of a feature in one environment: `name` and `enabled` are
 /// required.
 ///
 /// On import `name` is read as the feature's name (Unleash's exports put the feature name
 /// there), `environment` as the environment's.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
-#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[cfg_attr(feature = "http", derive(utoipa::ToSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct FeatureEnvironment {
     /// The name: the environment's by the schema, the feature's in exports.
@@ -150,9 +198,9 @@ pub struct FeatureEnvironment {
     pub extra: Map<String, Value>,
 }
 
-/// A tag on a feature, as listed in the feature's `tags` (SPEC §2.9): `{value, type}`.
+/// A tag on a feature, as listed in the feature's `tags`: `{value, type}`.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
-#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[cfg_attr(feature = "http", derive(utoipa::ToSchema))]
 pub struct Tag {
     /// The tag's value. Required.
     pub value: String,
@@ -170,14 +218,14 @@ impl Tag {
     }
 }
 
-/// A parent a feature depends on (experimental; SPEC §2.9 `dependencies`, §2.15): `feature`
+/// A parent a feature depends on (experimental): `feature`
 /// is required.
 ///
 /// `enabled` (default true) and `variants` (default empty) stay `None` when absent so that
 /// documents round-trip exactly; see [`is_enabled`](ParentDependency::is_enabled) and
 /// [`variant_names`](ParentDependency::variant_names).
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
-#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[cfg_attr(feature = "http", derive(utoipa::ToSchema))]
 pub struct ParentDependency {
     /// The parent feature's name.
     pub feature: String,
@@ -253,7 +301,7 @@ mod tests {
 /// `collaborators.users`: a user, or, for an admin key, Unleash's admin token user
 /// (id -42).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[cfg_attr(feature = "http", derive(utoipa::ToSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct FeatureUser {
     /// The user's id; -42 for an admin key.

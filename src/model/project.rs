@@ -5,7 +5,7 @@ use serde::{Deserialize, Serialize};
 /// A project: features are organised in projects, and a project uses some of the service's
 /// environments. `id` and `name` are required.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
-#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[cfg_attr(feature = "http", derive(utoipa::ToSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct Project {
     /// The project's id, as it appears in paths (`/api/admin/projects/{projectId}`).
@@ -28,7 +28,7 @@ pub struct Project {
 
 /// A project's feature naming convention: `pattern` is required.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
-#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[cfg_attr(feature = "http", derive(utoipa::ToSchema))]
 pub struct FeatureNaming {
     /// A regular expression every new feature name in the project must match in full.
     pub pattern: String,
@@ -43,7 +43,7 @@ pub struct FeatureNaming {
 /// An environment of the service, e.g. `development` or `production`: `name` and `type` are
 /// required.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
-#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[cfg_attr(feature = "http", derive(utoipa::ToSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct Environment {
     /// The environment's name.

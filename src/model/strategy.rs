@@ -1,4 +1,4 @@
-//! Activation strategies (SPEC §2.7) and their constraints (§2.6).
+//! Activation strategies and their constraints.
 
 use std::collections::BTreeMap;
 use std::fmt;
@@ -8,10 +8,10 @@ use serde_json::{Map, Value};
 
 use super::StrategyVariant;
 
-/// A constraint operator (SPEC §2.6): one of the 15 names Unleash knows. Any other name is
+/// A constraint operator: one of the 15 names Unleash knows. Any other name is
 /// refused when deserialising.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
-#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[cfg_attr(feature = "http", derive(utoipa::ToSchema))]
 #[serde(rename_all = "SCREAMING_SNAKE_CASE")]
 pub enum Operator {
     /// The context value is not one of `values`.
@@ -47,7 +47,7 @@ pub enum Operator {
 }
 
 impl Operator {
-    /// All operators, in the order SPEC §2.6 lists them.
+    /// All operators, in the order Unleash lists them.
     pub const ALL: [Operator; 15] = [
         Operator::NotIn,
         Operator::In,
@@ -118,13 +118,13 @@ impl fmt::Display for Operator {
     }
 }
 
-/// A constraint on a strategy (SPEC §2.6): `contextName` and `operator` are required.
+/// A constraint on a strategy: `contextName` and `operator` are required.
 ///
 /// `caseInsensitive` and `inverted` default to false; they stay `None` when absent so that
 /// documents round-trip exactly (see [`is_case_insensitive`](Constraint::is_case_insensitive)
 /// and [`is_inverted`](Constraint::is_inverted)).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[cfg_attr(feature = "http", derive(utoipa::ToSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct Constraint {
     /// The context field the constraint applies to.
@@ -157,12 +157,12 @@ impl Constraint {
     }
 }
 
-/// An activation strategy of a feature in an environment (SPEC §2.7): only `name` is required.
+/// An activation strategy of a feature in an environment: only `name` is required.
 ///
 /// `segments`, `constraints`, `variants` and `parameters` default to empty and are always
 /// written, as Unleash's exports always carry them.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
-#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[cfg_attr(feature = "http", derive(utoipa::ToSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct FeatureStrategy {
     /// UUID of the strategy.

@@ -1,11 +1,11 @@
-//! Variants: environment-level (SPEC §2.3), strategy-level (§2.4), their payload (§2.5) and
-//! the variants response (§2.2).
+//! Variants: environment-level, strategy-level, their payload and
+//! the variants response.
 
 use serde::{Deserialize, Serialize};
 
 /// How a variant's weight is decided.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[cfg_attr(feature = "http", derive(utoipa::ToSchema))]
 #[serde(rename_all = "lowercase")]
 pub enum WeightType {
     /// Shares what the fixed variants leave of 1000 evenly with the other variable variants.
@@ -26,7 +26,7 @@ impl WeightType {
 
 /// The kind of a payload's value.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[cfg_attr(feature = "http", derive(utoipa::ToSchema))]
 #[serde(rename_all = "lowercase")]
 pub enum PayloadType {
     /// A JSON document (the value must parse as JSON).
@@ -62,9 +62,9 @@ impl PayloadType {
     }
 }
 
-/// Extra data handed to the client with a variant (SPEC §2.5).
+/// Extra data handed to the client with a variant.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[cfg_attr(feature = "http", derive(utoipa::ToSchema))]
 #[serde(deny_unknown_fields)]
 pub struct Payload {
     /// What kind of content `value` holds.
@@ -76,7 +76,7 @@ pub struct Payload {
 
 /// Context values that select a variant regardless of weights.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[cfg_attr(feature = "http", derive(utoipa::ToSchema))]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct Override {
     /// The context field compared.
@@ -85,20 +85,20 @@ pub struct Override {
     pub values: Vec<String>,
 }
 
-/// An environment-level variant (SPEC §2.3), also the deprecated feature-level one.
+/// An environment-level variant, also the deprecated feature-level one.
 ///
 /// Optional fields are kept optional so that documents made by Unleash round-trip exactly;
 /// variants that went through [`patch_variants`](crate::ToggleAdmin::patch_variants) or
 /// [`set_variants`](crate::ToggleAdmin::set_variants) always have `weightType` and
 /// `stickiness` filled in.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[cfg_attr(feature = "http", derive(utoipa::ToSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct Variant {
     /// Unique within the feature; 1–100 URL-friendly characters.
     pub name: String,
     /// 0..=1000.
-    #[cfg_attr(feature = "openapi", schema(maximum = 1000))]
+    #[cfg_attr(feature = "http", schema(maximum = 1000))]
     pub weight: u32,
     /// `variable` or `fix`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -114,15 +114,15 @@ pub struct Variant {
     pub overrides: Option<Vec<Override>>,
 }
 
-/// A strategy-level variant (SPEC §2.4): every field but the payload is required.
+/// A strategy-level variant: every field but the payload is required.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[cfg_attr(feature = "http", derive(utoipa::ToSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct StrategyVariant {
     /// Unique within the strategy.
     pub name: String,
     /// 0..=1000.
-    #[cfg_attr(feature = "openapi", schema(maximum = 1000))]
+    #[cfg_attr(feature = "http", schema(maximum = 1000))]
     pub weight: u32,
     /// `variable` or `fix`.
     pub weight_type: WeightType,
@@ -133,9 +133,9 @@ pub struct StrategyVariant {
     pub payload: Option<Payload>,
 }
 
-/// The response of the variants patch (SPEC §2.2): `{version, variants}`.
+/// The response of the variants patch: `{version, variants}`.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[cfg_attr(feature = "http", derive(utoipa::ToSchema))]
 pub struct FeatureVariants {
     /// The version of the feature-variants schema: always 1.
     pub version: u32,
@@ -143,5 +143,5 @@ pub struct FeatureVariants {
     pub variants: Vec<Variant>,
 }
 
-/// One JSON Patch operation (SPEC §2.1), as the variants patch body lists them.
+/// One JSON Patch operation, as the variants patch body lists them.
 pub type PatchOperation = json_patch::PatchOperation;

@@ -13,6 +13,8 @@
 use std::future::Future;
 use std::sync::Arc;
 
+use tokio::runtime::RuntimeFlavor;
+
 use chrono::Utc;
 use serde_json::{Value, json};
 
@@ -42,23 +44,39 @@ async fn put(store: &dyn Store, key: Key, value: Value) -> Revision {
 }
 
 /// Run every scenario, each on a fresh store from `new_store`, then every scenario again
-/// through an `Arc<dyn Store>`.
+/// through an `Arc<dyn Store>`. Each scenario runs in its own task; when one fails, the panic
+/// names it (`conformance scenario `…` failed`).
+///
+/// Needs a multi-threaded tokio runtime (`#[tokio::test(flavor = "multi_thread")]`): the
+/// concurrent scenarios spawn their writers as tasks, so that they really interleave.
 pub async fn run_all<F, Fut, S>(mut new_store: F)
 where
     F: FnMut() -> Fut,
     Fut: Future<Output = S>,
     S: Store,
 {
+    assert!(
+        tokio::runtime::Handle::current().runtime_flavor() != RuntimeFlavor::CurrentThread,
+        "conformance::run_all needs a multi-threaded runtime: #[tokio::test(flavor = \"multi_thread\")]"
+    );
     for through_arc in [false, true] {
         macro_rules! scenario {
             ($name:ident) => {{
                 let store = new_store().await;
-                if through_arc {
-                    let shared: Arc<dyn Store> = Arc::new(store);
-                    $name(&shared).await;
-                } else {
-                    $name(&store).await;
-                }
+                let task = tokio::spawn(async move {
+                    if through_arc {
+                        let shared: Arc<dyn Store> = Arc::new(store);
+                        $name(&shared).await;
+                    } else {
+                        $name(&store).await;
+                    }
+                });
+                report(stringify!($name), through_arc, task.await);
+            }};
+            ($name:ident, shared) => {{
+                let store: Arc<dyn Store> = Arc::new(new_store().await);
+                let task = tokio::spawn(async move { $name(&store).await });
+                report(stringify!($name), through_arc, task.await);
             }};
         }
         scenario!(empty_store);
@@ -73,14 +91,35 @@ where
         scenario!(listing_by_prefix);
         scenario!(get_many_in_order);
         scenario!(empty_change_set);
-        scenario!(concurrent_increments_lose_nothing);
+        scenario!(concurrent_increments_lose_nothing, shared);
         scenario!(access_records_round_trip);
-        scenario!(sequence_hands_out_each_id_once);
-        scenario!(conditional_delete_happens_once);
+        scenario!(sequence_hands_out_each_id_once, shared);
+        scenario!(conditional_delete_happens_once, shared);
         scenario!(views_read_one_revision);
-        scenario!(views_stay_consistent_under_writes);
+        scenario!(views_stay_consistent_under_writes, shared);
         scenario!(submit_accepts_then_makes_durable);
     }
+}
+
+/// Re-raise a scenario's panic with the scenario's name in front.
+fn report(name: &str, through_arc: bool, outcome: Result<(), tokio::task::JoinError>) {
+    let Err(error) = outcome else { return };
+    let how = if through_arc {
+        " (through an Arc<dyn Store>)"
+    } else {
+        ""
+    };
+    let message = if error.is_panic() {
+        let panic = error.into_panic();
+        panic
+            .downcast_ref::<String>()
+            .cloned()
+            .or_else(|| panic.downcast_ref::<&str>().map(|s| (*s).to_owned()))
+            .unwrap_or_else(|| "a panic without a message".to_owned())
+    } else {
+        error.to_string()
+    };
+    panic!("conformance scenario `{name}` failed{how}: {message}");
 }
 
 /// An empty store has revision 0, no records, no events.
@@ -362,12 +401,13 @@ pub async fn empty_change_set(store: &dyn Store) {
 
 /// Many concurrent read-modify-write cycles on one record, each retrying on `Conflict`,
 /// lose no update (run on a multi-threaded runtime to exercise real concurrency).
-pub async fn concurrent_increments_lose_nothing(store: &dyn Store) {
+pub async fn concurrent_increments_lose_nothing(store: &Arc<dyn Store>) {
     const WRITERS: u64 = 8;
     const EACH: u64 = 25;
     let key = Key::new(Collection::Sequences, "counter");
     let writers = (0..WRITERS).map(|_| {
         let key = key.clone();
+        let store = Arc::clone(store);
         async move {
             for _ in 0..EACH {
                 loop {
@@ -389,7 +429,7 @@ pub async fn concurrent_increments_lose_nothing(store: &dyn Store) {
             }
         }
     });
-    join_all(writers).await;
+    spawn_all(writers).await;
     let value = store.get(&key).await.unwrap().unwrap();
     assert_eq!(value.value, json!(WRITERS * EACH));
     let events = store.events(0, 10_000).await.unwrap();
@@ -481,12 +521,13 @@ pub async fn access_records_round_trip(store: &dyn Store) {
 /// Concurrent creators that each take the next id from a counter record (under a
 /// precondition) and create the record with that id (which must be absent) get every id
 /// exactly once: ids 1 to N, N records, N events, no gap.
-pub async fn sequence_hands_out_each_id_once(store: &dyn Store) {
+pub async fn sequence_hands_out_each_id_once(store: &Arc<dyn Store>) {
     const CREATORS: u64 = 6;
     const EACH: u64 = 10;
     let counter = Key::new(Collection::Sequences, "users");
     let creators = (0..CREATORS).map(|creator| {
         let counter = counter.clone();
+        let store = Arc::clone(store);
         async move {
             for n in 0..EACH {
                 loop {
@@ -512,7 +553,7 @@ pub async fn sequence_hands_out_each_id_once(store: &dyn Store) {
             }
         }
     });
-    join_all(creators).await;
+    spawn_all(creators).await;
     let total = CREATORS * EACH;
     assert_eq!(
         store.get(&counter).await.unwrap().unwrap().value,
@@ -536,16 +577,17 @@ pub async fn sequence_hands_out_each_id_once(store: &dyn Store) {
 
 /// Several concurrent conditional deletes of one record (each expecting the revision it
 /// read, each with an event) succeed exactly once: one event, the record gone.
-pub async fn conditional_delete_happens_once(store: &dyn Store) {
+pub async fn conditional_delete_happens_once(store: &Arc<dyn Store>) {
     let key = Key::new(Collection::Applications, "app");
     put(
-        store,
+        store.as_ref(),
         key.clone(),
         json!({"name": "app", "instances": [{"instanceId": "i"}]}),
     )
     .await;
     let deleters = (0..8u64).map(|n| {
         let key = key.clone();
+        let store = Arc::clone(store);
         async move {
             loop {
                 let Some(current) = store.get(&key).await.unwrap() else {
@@ -564,7 +606,7 @@ pub async fn conditional_delete_happens_once(store: &dyn Store) {
             }
         }
     });
-    join_all(deleters).await;
+    spawn_all(deleters).await;
     assert_eq!(store.get(&key).await.unwrap(), None);
     let events = store.events(0, 100).await.unwrap();
     assert_eq!(events.len(), 1);
@@ -657,7 +699,7 @@ pub async fn views_read_one_revision(store: &dyn Store) {
 
 /// One writer commits continuously while readers take views of thousands of records: every
 /// view is consistent (one revision), and views never go back in time.
-pub async fn views_stay_consistent_under_writes(store: &dyn Store) {
+pub async fn views_stay_consistent_under_writes(store: &Arc<dyn Store>) {
     const SPREAD: u64 = 2_000;
     const GENERATIONS: u64 = 300;
     let mut seed = ChangeSet::new();
@@ -667,23 +709,29 @@ pub async fn views_stay_consistent_under_writes(store: &dyn Store) {
     seed.put(feature("g"), json!(0))
         .put(Key::new(Collection::Sequences, "g"), json!(0));
     store.commit(seed).await.unwrap();
-    let writer = async {
-        for generation in 1..=GENERATIONS {
-            write_generation(store, generation, SPREAD).await;
+    let writer = {
+        let store = Arc::clone(store);
+        async move {
+            for generation in 1..=GENERATIONS {
+                write_generation(store.as_ref(), generation, SPREAD).await;
+            }
         }
     };
-    let reader = async {
-        let mut last = 0;
-        for _ in 0..20 {
-            let view = store.view().await.unwrap();
-            let (g, _) = check_view(view.as_ref(), SPREAD).await;
-            assert!(g >= last, "a view went back from generation {last} to {g}");
-            last = g;
+    let reader = {
+        let store = Arc::clone(store);
+        async move {
+            let mut last = 0;
+            for _ in 0..20 {
+                let view = store.view().await.unwrap();
+                let (g, _) = check_view(view.as_ref(), SPREAD).await;
+                assert!(g >= last, "a view went back from generation {last} to {g}");
+                last = g;
+            }
         }
     };
-    let writer: std::pin::Pin<Box<dyn Future<Output = ()> + Send + '_>> = Box::pin(writer);
-    let reader: std::pin::Pin<Box<dyn Future<Output = ()> + Send + '_>> = Box::pin(reader);
-    join_all([writer, reader]).await;
+    let writer: std::pin::Pin<Box<dyn Future<Output = ()> + Send>> = Box::pin(writer);
+    let reader: std::pin::Pin<Box<dyn Future<Output = ()> + Send>> = Box::pin(reader);
+    spawn_all([writer, reader]).await;
     let view = store.view().await.unwrap();
     assert_eq!(check_view(view.as_ref(), SPREAD).await.0, GENERATIONS);
 }
@@ -715,26 +763,19 @@ pub async fn submit_accepts_then_makes_durable(store: &dyn Store) {
     assert_eq!(store.events(0, 10).await.unwrap().len(), 1);
 }
 
-/// Poll every future to completion concurrently (no runtime dependency).
-async fn join_all<F: Future<Output = ()>>(futures: impl IntoIterator<Item = F>) {
-    let mut futures: Vec<_> = futures.into_iter().map(Box::pin).collect::<Vec<_>>();
-    let mut done = vec![false; futures.len()];
-    std::future::poll_fn(|cx| {
-        let mut all = true;
-        for (future, done) in futures.iter_mut().zip(done.iter_mut()) {
-            if !*done {
-                if future.as_mut().poll(cx).is_ready() {
-                    *done = true;
-                } else {
-                    all = false;
-                }
+/// Spawn every future as a task (on a multi-threaded runtime they run in parallel) and wait
+/// for all; a panic in one is re-raised here.
+async fn spawn_all<F>(futures: impl IntoIterator<Item = F>)
+where
+    F: Future<Output = ()> + Send + 'static,
+{
+    let tasks: Vec<_> = futures.into_iter().map(tokio::spawn).collect();
+    for task in tasks {
+        if let Err(error) = task.await {
+            match error.try_into_panic() {
+                Ok(panic) => std::panic::resume_unwind(panic),
+                Err(error) => panic!("a task of the scenario failed: {error}"),
             }
         }
-        if all {
-            std::task::Poll::Ready(())
-        } else {
-            std::task::Poll::Pending
-        }
-    })
-    .await;
+    }
 }

@@ -19,6 +19,7 @@ mod view;
 mod wire;
 
 #[cfg(feature = "conformance")]
+#[cfg_attr(docsrs, doc(cfg(feature = "conformance")))]
 pub mod conformance;
 
 use std::fmt;
@@ -32,6 +33,7 @@ pub use file::{FileStore, FileStoreBuilder, FileStoreStats, Recovery, TruncatedT
 pub use json::Json;
 pub use memory::MemoryStore;
 #[cfg(feature = "postgres")]
+#[cfg_attr(docsrs, doc(cfg(feature = "postgres")))]
 pub use postgres::{PostgresConfig, PostgresStore};
 pub use state::{Records, StoreState};
 pub use view::{Accepted, ReadView, RecordsView};
@@ -468,8 +470,33 @@ impl StoreError {
 /// * A change set with no writes and no events still checks its preconditions and takes a
 ///   revision.
 ///
+/// * **Deletes of missing records**: a [`Write::Delete`] of a key that holds no record is
+///   no error and changes nothing: neither a record's nor the collection's revision moves
+///   (the commit still takes its revision). A delete of an existing record moves its
+///   collection's revision to the commit's.
+///
 /// The required methods are few on purpose. Wrappers ([`Arc<T>`], [`Box<T>`]) forward every
 /// method.
+///
+/// # Implementing it
+///
+/// The trait is async through `async_trait` (rustdoc shows the expanded
+/// `Pin<Box<dyn Future …>>` signatures): put `#[toggle_admin::async_trait]` (re-exported, so
+/// no `async-trait` dependency is needed) on your `impl Store for YourStore`, and write the
+/// methods as `async fn`. Then run the scenario suite (feature `conformance`) against it:
+///
+/// ```ignore
+/// #[toggle_admin::async_trait]
+/// impl toggle_admin::Store for MyStore {
+///     async fn get(&self, key: &Key) -> Result<Option<Versioned>, StoreError> { … }
+///     // get_many, list, events, revision, view, commit
+/// }
+///
+/// #[tokio::test(flavor = "multi_thread")]
+/// async fn my_store_conforms() {
+///     toggle_admin::store::conformance::run_all_shared(|| async { Arc::new(MyStore::new()) }).await;
+/// }
+/// ```
 #[async_trait]
 pub trait Store: fmt::Debug + Send + Sync + 'static {
     /// The record at `key`, if there is one.

@@ -1,10 +1,10 @@
 //! The variants domain, pure (no I/O, no store, no clock): decode a JSON Patch, apply it
 //! strictly, validate the result as a whole, distribute the weights and sort by name.
 //!
-//! The PATCH operation (BEHAVIOUR §1) chains them:
+//! The PATCH operation chains them:
 //! [`decode_patch`] → [`apply_patch`] → [`normalise_variants`]
 //! (= [`validate_variants`] → [`distribute_weights`] → [`sort_by_name`]).
-//! The import (BEHAVIOUR §2) checks strategy-level variants with
+//! The import checks strategy-level variants with
 //! [`validate_strategy_variants`], which shares the same rules, weights and order.
 //!
 //! # Error paths

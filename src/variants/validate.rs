@@ -1,4 +1,4 @@
-//! Validation of a whole variant list (BEHAVIOUR §1), environment- or strategy-level.
+//! Validation of a whole variant list, environment- or strategy-level.
 
 use std::collections::HashMap;
 use std::fmt::Write as _;
@@ -24,10 +24,10 @@ const DEFAULT_STICKINESS: &str = "default";
 /// Which kind of variant list is checked.
 #[derive(Clone, Copy, PartialEq, Eq)]
 enum Level {
-    /// Environment-level (SPEC §2.3): `weightType` and `stickiness` default, `overrides`
+    /// Environment-level: `weightType` and `stickiness` default, `overrides`
     /// allowed.
     Environment,
-    /// Strategy-level (SPEC §2.4): `weightType` and `stickiness` required, no `overrides`.
+    /// Strategy-level: `weightType` and `stickiness` required, no `overrides`.
     Strategy,
 }
 
@@ -126,7 +126,7 @@ pub fn normalise_variants(doc: &Value) -> Result<Vec<Variant>, Error> {
     Ok(variants)
 }
 
-/// Validates, weighs and sorts a strategy-level variant list (SPEC §2.4), as the import does.
+/// Validates, weighs and sorts a strategy-level variant list, as the import does.
 ///
 /// The rules are those of [`validate_variants`] except that `weightType` and `stickiness` are
 /// required and `overrides` is not allowed (an unknown key). The weights are then distributed

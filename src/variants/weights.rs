@@ -1,4 +1,5 @@
-//! Unleash's weight distribution ("fixVariantWeights", reference §1.4).
+//! Unleash's weight distribution (its `fixVariantWeights`): the variable variants share what
+//! the fixed ones leave of 1000.
 
 use crate::error::{Error, ErrorDetail};
 use crate::model::{StrategyVariant, Variant, WeightType};
