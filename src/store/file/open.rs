@@ -191,9 +191,7 @@ pub(super) fn recover(disk: &dyn Disk) -> Result<Opened, StoreError> {
     }
     let (active_segment, active_len) = match active {
         Some(active) => active,
-        None => {
-            (journal::create_segment(disk, last)?, journal::HEADER_LEN)
-        }
+        None => (journal::create_segment(disk, last)?, journal::HEADER_LEN),
     };
     Ok(Opened {
         state: StoreState::from_parts(records, log),
