@@ -515,3 +515,102 @@ proptest! {
         })?;
     }
 }
+
+/// A MemoryStore whose commits all conflict once armed, counting the attempts.
+#[derive(Debug, Default)]
+struct AlwaysConflicting {
+    inner: toggle_admin::MemoryStore,
+    armed: std::sync::atomic::AtomicBool,
+    attempts: std::sync::atomic::AtomicUsize,
+}
+
+#[async_trait::async_trait]
+impl toggle_admin::Store for AlwaysConflicting {
+    async fn get(
+        &self,
+        key: &toggle_admin::store::Key,
+    ) -> Result<Option<toggle_admin::store::Versioned>, toggle_admin::store::StoreError> {
+        self.inner.get(key).await
+    }
+    async fn get_many(
+        &self,
+        keys: &[toggle_admin::store::Key],
+    ) -> Result<Vec<Option<toggle_admin::store::Versioned>>, toggle_admin::store::StoreError> {
+        self.inner.get_many(keys).await
+    }
+    async fn list(
+        &self,
+        collection: toggle_admin::store::Collection,
+        prefix: &str,
+    ) -> Result<toggle_admin::store::Listing, toggle_admin::store::StoreError> {
+        self.inner.list(collection, prefix).await
+    }
+    async fn events(
+        &self,
+        after: u64,
+        limit: usize,
+    ) -> Result<Vec<toggle_admin::store::Event>, toggle_admin::store::StoreError> {
+        self.inner.events(after, limit).await
+    }
+    async fn revision(
+        &self,
+    ) -> Result<toggle_admin::store::Revision, toggle_admin::store::StoreError> {
+        self.inner.revision().await
+    }
+    async fn view(
+        &self,
+    ) -> Result<Box<dyn toggle_admin::store::ReadView>, toggle_admin::store::StoreError> {
+        self.inner.view().await
+    }
+    async fn commit(
+        &self,
+        changes: toggle_admin::store::ChangeSet,
+    ) -> Result<toggle_admin::store::Revision, toggle_admin::store::StoreError> {
+        if self.armed.load(std::sync::atomic::Ordering::SeqCst) {
+            self.attempts
+                .fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+            return Err(toggle_admin::store::StoreError::Conflict(
+                "always, in this test".to_owned(),
+            ));
+        }
+        self.inner.commit(changes).await
+    }
+}
+
+/// The give-up path: when every attempt conflicts, a patch stops after a bounded number of
+/// attempts with `Error::Contention` (409 `ConflictError`) and writes nothing.
+#[tokio::test]
+async fn endless_conflicts_end_in_a_contention_error_after_bounded_attempts() {
+    let store = std::sync::Arc::new(AlwaysConflicting::default());
+    let admin = ToggleAdmin::from_arc(store.clone());
+    let (admin, caller) = common::setup_on(admin).await;
+    add_variants(&admin, &caller, &[("a", "variable", 0)])
+        .await
+        .unwrap();
+    let events_before = all_events(&admin, &caller).await.len();
+    store.armed.store(true, std::sync::atomic::Ordering::SeqCst);
+    let error = add_variants(&admin, &caller, &[("b", "variable", 0)])
+        .await
+        .unwrap_err();
+    match &error {
+        Error::Contention { message } => {
+            assert!(message.contains("gave up after 200 attempts"), "{message}");
+            assert!(message.contains("nothing was written"), "{message}");
+        }
+        other => panic!("expected Contention, got {other:?}"),
+    }
+    assert_eq!(status(Err::<(), _>(error)), 409);
+    assert_eq!(
+        store.attempts.load(std::sync::atomic::Ordering::SeqCst),
+        200
+    );
+    store
+        .armed
+        .store(false, std::sync::atomic::Ordering::SeqCst);
+    let stored = admin
+        .variants(&caller, "p", "f", "production")
+        .await
+        .unwrap();
+    assert_eq!(weights(&stored), vec![("a".to_owned(), 1000)]);
+    assert_eq!(all_events(&admin, &caller).await.len(), events_before);
+}
