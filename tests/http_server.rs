@@ -162,7 +162,7 @@ impl Api {
     }
 }
 
-const KEY: &str = "test-bootstrap-key-0123456789";
+const KEY: &str = "test-bootstrap-key-0123456789-abcdef";
 
 #[tokio::test(flavor = "multi_thread")]
 async fn a_client_sets_up_and_reads_back_everything_over_http() {
@@ -447,7 +447,7 @@ async fn restart_serves_the_same_state(args: &[&str]) {
     server.stop().await;
 
     // Even with another bootstrap key in the environment, the existing keys stay the keys.
-    let server = Server::start(args, Some("another-bootstrap-key-987654321")).await;
+    let server = Server::start(args, Some("another-bootstrap-key-987654321-xyz")).await;
     assert!(server.printed_key.is_none());
     let api = Api::new(&server, KEY);
     let feature = api
@@ -472,7 +472,7 @@ async fn restart_serves_the_same_state(args: &[&str]) {
             StatusCode::OK,
         )
         .await;
-    let other = Api::new(&server, "another-bootstrap-key-987654321");
+    let other = Api::new(&server, "another-bootstrap-key-987654321-xyz");
     let (status, _) = other
         .send(Method::GET, "/api/admin/projects/default", None)
         .await;

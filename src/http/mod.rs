@@ -100,8 +100,10 @@ mod extract;
 mod feature_config;
 mod import;
 mod keys;
+mod limits;
 #[cfg(feature = "openapi")]
 mod openapi;
+mod operations;
 mod projects;
 mod strict;
 mod variants;
@@ -120,23 +122,39 @@ use crate::ToggleAdmin;
 use crate::error::Error;
 
 pub use error::ApiError;
+pub use limits::{
+    DEFAULT_BODY_READ_TIMEOUT, DEFAULT_COMPRESSION_MIN_SIZE, DEFAULT_HEADER_READ_TIMEOUT,
+    DEFAULT_REQUEST_TIMEOUT, DEFAULT_SHUTDOWN_DEADLINE,
+};
 #[cfg(feature = "openapi")]
 pub use openapi::openapi;
+pub use operations::PROMETHEUS_PATH;
 
 /// The default limit on request bodies: 16 MiB.
 pub const DEFAULT_BODY_LIMIT: usize = 16 * 1024 * 1024;
 
 /// How [`RouterConfig::router`] builds the router. `RouterConfig::default()` is what
 /// [`router`] uses.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+///
+/// Time limits and compression: [`request_timeout`](Self::request_timeout),
+/// [`header_read_timeout`](Self::header_read_timeout),
+/// [`body_read_timeout`](Self::body_read_timeout),
+/// [`shutdown_deadline`](Self::shutdown_deadline),
+/// [`compression_min_size`](Self::compression_min_size); serving with them:
+/// [`serve`](Self::serve); metrics: [`prometheus`](Self::prometheus).
+#[derive(Debug, Clone)]
 pub struct RouterConfig {
     body_limit: usize,
+    limits: limits::Limits,
+    operations: operations::Operations,
 }
 
 impl Default for RouterConfig {
     fn default() -> Self {
         Self {
             body_limit: DEFAULT_BODY_LIMIT,
+            limits: limits::Limits::default(),
+            operations: operations::Operations::default(),
         }
     }
 }
@@ -160,14 +178,17 @@ impl RouterConfig {
 
     /// The admin API over `admin`, with this configuration.
     pub fn router(self, admin: ToggleAdmin) -> Router {
-        parts()
+        let router = parts()
             .into_iter()
             .fold(Router::new(), |router, part| router.merge(part.router))
+            .merge(operations::routes(&self.operations))
             .fallback(not_found)
             .method_not_allowed_fallback(method_not_allowed)
             .layer(DefaultBodyLimit::max(self.body_limit))
             .with_state(admin)
-            .layer(CatchPanicLayer::custom(panic_response))
+            .layer(CatchPanicLayer::custom(panic_response));
+        let router = limits::apply(router, &self.limits);
+        operations::measure(router)
             .layer(TraceLayer::new_for_http().make_span_with(keys::request_span))
     }
 }
