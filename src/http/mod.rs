@@ -90,6 +90,9 @@
 //! | GET, POST | `/api/admin/roles` | POST: `{name, description?, permissions: [{name, environment?}]}` | 200 `{roles}` / 201 role |
 //! | GET | `/api/admin/roles/{id}` | | 200 role |
 //! | GET | `/api/admin/openapi.json` (feature `openapi`; no key needed) | | 200 the OpenAPI 3.1 document ([`openapi()`]) |
+//! | GET | `/health` (no key needed) | | 200 `{"health": "GOOD"}` |
+//! | GET | `/ready` (no key needed) | | 200 `{"health": "GOOD"}` when the store commits, else 503 `{"health": "BAD"}` |
+//! | GET | `/internal-backstage/prometheus` (with [`RouterConfig::prometheus`]; no key needed) | | 200 Prometheus text |
 
 mod access;
 mod applications;

@@ -41,7 +41,8 @@ use super::{
 pub struct PostgresConfig {
     /// A libpq-style connection string: a URL (`postgres://user:password@host:port/db`) or
     /// `key=value` pairs. Settings such as `application_name` and `connect_timeout` given
-    /// here win over the defaults below.
+    /// here win over the defaults below. `sslmode` and `sslrootcert` choose TLS as in libpq
+    /// (see [`PostgresStore`]).
     pub url: String,
     /// The schema holding the store's tables, created if missing (default `toggle_admin`).
     /// Several stores can share a database in different schemas. At most 63 bytes.

@@ -9,8 +9,10 @@
 //! | `verify-ca` | always | signed by a root of `sslrootcert` |
 //! | `verify-full` | always | signed by a root of `sslrootcert` and issued for the host name |
 //!
-//! `sslrootcert` is a PEM file of root certificates; for `verify-ca` and `verify-full` without
-//! one, libpq's default `~/.postgresql/root.crt` is read.
+//! `sslrootcert` is a PEM file of root certificates; without one, libpq's default
+//! `~/.postgresql/root.crt` is read for `verify-ca` and `verify-full`, and makes `require`
+//! verify the chain when it exists. In `key=value` connection strings, the two values cannot
+//! contain spaces.
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -153,8 +155,13 @@ pub(super) fn connector(
         .with_safe_default_protocol_versions()
         .map_err(|e| plain(format!("PostgreSQL: TLS setup: {e}")))?;
     let algorithms = provider.signature_verification_algorithms;
-    // libpq: `require` with a root certificate file behaves as `verify-ca`.
-    let mode = match (settings.mode, &settings.root_cert) {
+    // libpq: `require` with a root certificate file (given, or at the default place)
+    // behaves as `verify-ca`.
+    let mut root_cert = settings.root_cert.clone();
+    if settings.mode == SslMode::Require && root_cert.is_none() {
+        root_cert = default_root_cert().filter(|path| path.is_file());
+    }
+    let mode = match (settings.mode, &root_cert) {
         (SslMode::Require, Some(_)) => SslMode::VerifyCa,
         (mode, _) => mode,
     };
@@ -163,7 +170,7 @@ pub(super) fn connector(
             Arc::new(EncryptOnly { algorithms })
         }
         SslMode::VerifyCa | SslMode::VerifyFull => {
-            let roots = Arc::new(load_roots(settings.root_cert.as_deref(), mode)?);
+            let roots = Arc::new(load_roots(root_cert.as_deref(), mode)?);
             let webpki = WebPkiServerVerifier::builder_with_provider(roots, provider)
                 .build()
                 .map_err(|e| plain(format!("PostgreSQL: TLS setup: {e}")))?;
@@ -186,6 +193,11 @@ pub(super) fn connector(
     Ok((pg_mode, MakeRustlsConnect::new(config)))
 }
 
+/// libpq's default root certificate file, `~/.postgresql/root.crt`.
+fn default_root_cert() -> Option<PathBuf> {
+    std::env::var_os("HOME").map(|home| Path::new(&home).join(".postgresql/root.crt"))
+}
+
 fn load_roots(path: Option<&Path>, mode: SslMode) -> Result<RootCertStore, StoreError> {
     let mode_name = if mode == SslMode::VerifyFull {
         "verify-full"
@@ -194,13 +206,11 @@ fn load_roots(path: Option<&Path>, mode: SslMode) -> Result<RootCertStore, Store
     };
     let path = match path {
         Some(path) => path.to_owned(),
-        None => std::env::var_os("HOME")
-            .map(|home| Path::new(&home).join(".postgresql/root.crt"))
-            .ok_or_else(|| {
-                plain(format!(
-                    "PostgreSQL: sslmode={mode_name} needs root certificates: set sslrootcert=FILE"
-                ))
-            })?,
+        None => default_root_cert().ok_or_else(|| {
+            plain(format!(
+                "PostgreSQL: sslmode={mode_name} needs root certificates: set sslrootcert=FILE"
+            ))
+        })?,
     };
     let certs: Vec<CertificateDer<'static>> = CertificateDer::pem_file_iter(&path)
         .and_then(|certs| certs.collect())
