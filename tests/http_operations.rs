@@ -279,6 +279,12 @@ async fn a_request_over_the_whole_request_timeout_is_answered_503() {
         }
     }
     assert!(answer.starts_with("HTTP/1.1 503"), "{answer}");
+    let body: Value = serde_json::from_str(answer.split("\r\n\r\n").nth(1).unwrap()).unwrap();
+    assert_eq!(body["name"], "ServiceUnavailable", "{body}");
+    assert!(
+        body["message"].as_str().unwrap().contains("within 1 s"),
+        "{body}"
+    );
     let elapsed = started.elapsed();
     assert!(
         elapsed >= Duration::from_millis(900) && elapsed < Duration::from_secs(3),

@@ -1,23 +1,26 @@
-//! Time limits and compression: tower-http layers on the router, hyper settings on the
-//! connections [`RouterConfig::serve`] accepts.
+//! Time limits and compression: tower and tower-http layers on the router, hyper settings on
+//! the connections [`RouterConfig::serve`] accepts.
 
 use std::future::Future;
 use std::io;
 use std::time::Duration;
 
-use axum::Router;
+use axum::error_handling::HandleErrorLayer;
 use axum::http::StatusCode;
+use axum::response::{IntoResponse, Response};
+use axum::{Json, Router};
 use hyper_util::rt::{TokioIo, TokioTimer};
 use hyper_util::server::graceful::GracefulShutdown;
 use hyper_util::service::TowerToHyperService;
 use tokio::net::TcpListener;
 use tokio::task::JoinSet;
+use tower::{BoxError, ServiceBuilder};
 use tower_http::compression::CompressionLayer;
 use tower_http::compression::predicate::SizeAbove;
-use tower_http::timeout::{RequestBodyDeadlineLayer, TimeoutLayer};
+use tower_http::timeout::RequestBodyDeadlineLayer;
 
 use super::RouterConfig;
-use crate::ToggleAdmin;
+use crate::{ErrorBody, ToggleAdmin};
 
 /// The default whole-request timeout: 60 s.
 pub const DEFAULT_REQUEST_TIMEOUT: Duration = Duration::from_secs(60);
@@ -54,7 +57,7 @@ impl Default for Limits {
 
 /// Time limits, compression and serving.
 impl RouterConfig {
-    /// Answer 503 (empty body) to a request not answered within `timeout` (default
+    /// Answer 503 `ServiceUnavailable` to a request not answered within `timeout` (default
     /// [`DEFAULT_REQUEST_TIMEOUT`]). A write cut off this way may still have been committed:
     /// re-read before retrying.
     pub fn request_timeout(mut self, timeout: Duration) -> Self {
@@ -169,12 +172,16 @@ fn is_per_connection(error: &io::Error) -> bool {
 
 /// The router with its time limits and compression.
 pub(super) fn apply(router: Router, limits: &Limits) -> Router {
+    let limits = *limits;
     let router = router
         .layer(RequestBodyDeadlineLayer::new(limits.body_read_timeout))
-        .layer(TimeoutLayer::with_status_code(
-            StatusCode::SERVICE_UNAVAILABLE,
-            limits.request_timeout,
-        ));
+        .layer(
+            ServiceBuilder::new()
+                .layer(HandleErrorLayer::new(move |error: BoxError| async move {
+                    timed_out(&error, limits.request_timeout)
+                }))
+                .layer(tower::timeout::TimeoutLayer::new(limits.request_timeout)),
+        );
     match limits.compression_min_size {
         Some(bytes) => router.layer(
             CompressionLayer::new()
@@ -183,4 +190,26 @@ pub(super) fn apply(router: Router, limits: &Limits) -> Router {
         ),
         None => router,
     }
+}
+
+/// The answer to a request cut off by the whole-request timeout: 503 with the usual error
+/// body (`ServiceUnavailable`).
+fn timed_out(error: &BoxError, limit: Duration) -> Response {
+    let message = if error.is::<tower::timeout::error::Elapsed>() {
+        format!(
+            "The request was not answered within {} s and was cut off; a write may still have \
+             been committed: re-read before retrying.",
+            limit.as_secs_f64()
+        )
+    } else {
+        format!("The request failed: {error}")
+    };
+    tracing::warn!(%message, "request cut off");
+    let body = ErrorBody {
+        id: uuid::Uuid::new_v4(),
+        name: "ServiceUnavailable".to_owned(),
+        message,
+        details: Vec::new(),
+    };
+    (StatusCode::SERVICE_UNAVAILABLE, Json(body)).into_response()
 }
