@@ -115,6 +115,17 @@ async fn the_prometheus_scrape_counts_requests_and_commits() {
     for _ in 0..3 {
         assert_eq!(get(&server.url("/no/such/path")).await.0, 404);
     }
+    // Invented methods are counted together, not one series each.
+    let client = reqwest::Client::new();
+    for method in ["FROBNICATE", "XYZZY"] {
+        let method = reqwest::Method::from_bytes(method.as_bytes()).unwrap();
+        let answer = client
+            .request(method, server.url("/health"))
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(answer.status(), 405);
+    }
     // Each readiness probe is one FileStore commit.
     for _ in 0..2 {
         assert_eq!(get(&server.url("/ready")).await.0, 200);
@@ -126,6 +137,9 @@ async fn the_prometheus_scrape_counts_requests_and_commits() {
     };
     assert_eq!(moved("http_requests_total", &health), 7.0, "{after}");
     assert_eq!(moved("http_requests_total", &missing), 3.0, "{after}");
+    let invented = [("method", "other"), ("path", "/health"), ("status", "405")];
+    assert_eq!(moved("http_requests_total", &invented), 2.0, "{after}");
+    assert!(!after.contains("FROBNICATE"), "{after}");
     assert_eq!(
         moved("http_request_duration_seconds_count", &health),
         7.0,

@@ -20,7 +20,7 @@ use std::time::Instant;
 
 use axum::Router;
 use axum::extract::{MatchedPath, Request, State};
-use axum::http::{StatusCode, header};
+use axum::http::{Method, StatusCode, header};
 use axum::middleware::{self, Next};
 use axum::response::{IntoResponse, Response};
 use axum::routing::get;
@@ -78,7 +78,19 @@ pub(super) fn measure(router: Router) -> Router {
 
 async fn record(request: Request, next: Next) -> Response {
     let started = Instant::now();
-    let method = request.method().as_str().to_owned();
+    // Only the standard methods by name: a client inventing methods must not grow the
+    // metrics without bound (the path is the route's pattern, or `unmatched`, for the same
+    // reason).
+    let method = match *request.method() {
+        Method::GET
+        | Method::POST
+        | Method::PUT
+        | Method::PATCH
+        | Method::DELETE
+        | Method::HEAD
+        | Method::OPTIONS => request.method().as_str().to_owned(),
+        _ => "other".to_owned(),
+    };
     let path = request
         .extensions()
         .get::<MatchedPath>()
