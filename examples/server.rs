@@ -6,26 +6,40 @@
 //! cargo run --release --features http,postgres --example server -- --postgres postgres://…
 //! ```
 //!
-//! * `--data DIR` (or `TOGGLE_ADMIN_DATA`): a FileStore in `DIR`, created if missing.
-//!   `--memory`: everything in memory, gone at exit. `--postgres URL` (feature `postgres`):
-//!   a PostgresStore, in the schema `toggle_admin` or the one `--postgres-schema NAME` says.
-//! * `--addr HOST:PORT` (or `TOGGLE_ADMIN_ADDR`; default `127.0.0.1:4242`; port 0 picks a free
-//!   one). `--body-limit BYTES`: the request body limit (default 16 MiB).
+//! Every flag can also be given by an environment variable (named as Unleash names it where
+//! Unleash has one); a flag on the command line wins. `--help` lists them all.
+//!
+//! * Storage, one of: `--data DIR` (a FileStore in `DIR`, created if missing), `--memory`
+//!   (gone at exit), `--postgres URL` (feature `postgres`; a PostgresStore in the schema
+//!   `toggle_admin` or `--postgres-schema NAME`). TLS to PostgreSQL follows the URL's
+//!   `sslmode` and `sslrootcert` as libpq does (`disable`, `prefer` (default), `require`,
+//!   `verify-ca`, `verify-full`); `--postgres-ssl-mode` and `--postgres-ssl-ca-file` add
+//!   them to the URL. For a managed database use
+//!   `?sslmode=verify-full&sslrootcert=/path/to/provider-ca.pem`.
 //! * On a store without any API key it creates an admin key and prints it once; when
-//!   `TOGGLE_ADMIN_BOOTSTRAP_KEY` is set, that value becomes the first admin key instead. It
-//!   then creates the environments `development` and `production` and the project `default`
-//!   with both, as Unleash ships.
+//!   `TOGGLE_ADMIN_BOOTSTRAP_KEY` is set (at least 32 characters, e.g. `openssl rand -hex
+//!   32`), that value becomes the first admin key instead. It then creates the environments
+//!   `development` and `production` and the project `default` with both, as Unleash ships.
+//! * `GET /health`, `GET /ready` (the store commits) and Prometheus metrics at
+//!   `/internal-backstage/prometheus`, none needing a key.
 //! * Prints `listening on http://ADDR` once it accepts connections. Logs go to stderr
 //!   (`RUST_LOG`, default `info`).
-//! * SIGTERM or Ctrl-C: stops accepting, lets the requests in flight finish, then closes the
-//!   store. Every acknowledged write is already durable (the stores commit before answering).
+//! * SIGTERM or Ctrl-C: stops accepting, lets the requests in flight finish (at most
+//!   `--shutdown-timeout` seconds), then closes the store. Every acknowledged write is
+//!   already durable (the stores commit before answering).
 
+use std::collections::HashMap;
 use std::io::Write as _;
 use std::net::SocketAddr;
 use std::process::ExitCode;
+use std::time::Duration;
 
+use metrics_exporter_prometheus::PrometheusBuilder;
 use toggle_admin::admin::NewProject;
-use toggle_admin::http::{DEFAULT_BODY_LIMIT, RouterConfig};
+use toggle_admin::http::{
+    DEFAULT_BODY_LIMIT, DEFAULT_BODY_READ_TIMEOUT, DEFAULT_COMPRESSION_MIN_SIZE,
+    DEFAULT_HEADER_READ_TIMEOUT, DEFAULT_REQUEST_TIMEOUT, DEFAULT_SHUTDOWN_DEADLINE, RouterConfig,
+};
 use toggle_admin::model::Environment;
 use toggle_admin::store::FileStore;
 use toggle_admin::{Error, MemoryStore, ToggleAdmin};
@@ -44,64 +58,271 @@ enum Storage {
 struct Options {
     storage: Storage,
     addr: String,
-    body_limit: usize,
+    config: RouterConfig,
 }
 
-const USAGE: &str = "usage: server (--data DIR | --memory | --postgres URL [--postgres-schema NAME]) [--addr HOST:PORT] [--body-limit BYTES]";
+/// A command-line flag, the environment variables that give it too (first set wins), its
+/// value's name (`None`: a switch) and what it does.
+struct Flag {
+    name: &'static str,
+    env: &'static [&'static str],
+    value: Option<&'static str>,
+    help: &'static str,
+}
 
-fn parse_args() -> Result<Options, String> {
-    let mut storage = std::env::var("TOGGLE_ADMIN_DATA").ok().map(Storage::Data);
-    let mut addr = std::env::var("TOGGLE_ADMIN_ADDR").unwrap_or_else(|_| "127.0.0.1:4242".into());
-    let mut body_limit = DEFAULT_BODY_LIMIT;
+const FLAGS: &[Flag] = &[
+    Flag {
+        name: "--data",
+        env: &["TOGGLE_ADMIN_DATA"],
+        value: Some("DIR"),
+        help: "a FileStore in DIR",
+    },
+    Flag {
+        name: "--memory",
+        env: &["TOGGLE_ADMIN_MEMORY"],
+        value: None,
+        help: "keep everything in memory (gone at exit)",
+    },
+    Flag {
+        name: "--postgres",
+        env: &["DATABASE_URL"],
+        value: Some("URL"),
+        help: "a PostgresStore (feature `postgres`); libpq URL with sslmode/sslrootcert",
+    },
+    Flag {
+        name: "--postgres-schema",
+        env: &["DATABASE_SCHEMA"],
+        value: Some("NAME"),
+        help: "the PostgresStore's schema (default toggle_admin)",
+    },
+    Flag {
+        name: "--postgres-ssl-mode",
+        env: &["DATABASE_SSL_MODE"],
+        value: Some("MODE"),
+        help: "sslmode: disable, prefer (default), require, verify-ca, verify-full",
+    },
+    Flag {
+        name: "--postgres-ssl-ca-file",
+        env: &["DATABASE_SSL_CA_FILE"],
+        value: Some("FILE"),
+        help: "sslrootcert: PEM root certificates for verify-ca/verify-full",
+    },
+    Flag {
+        name: "--addr",
+        env: &["TOGGLE_ADMIN_ADDR"],
+        value: Some("HOST:PORT"),
+        help: "where to listen (default 127.0.0.1:4242; port 0 picks one)",
+    },
+    Flag {
+        name: "--host",
+        env: &["HTTP_HOST"],
+        value: Some("HOST"),
+        help: "the host part of --addr",
+    },
+    Flag {
+        name: "--port",
+        env: &["HTTP_PORT", "PORT"],
+        value: Some("PORT"),
+        help: "the port part of --addr",
+    },
+    Flag {
+        name: "--body-limit",
+        env: &["TOGGLE_ADMIN_BODY_LIMIT"],
+        value: Some("BYTES"),
+        help: "largest request body (default 16 MiB)",
+    },
+    Flag {
+        name: "--request-timeout",
+        env: &["TOGGLE_ADMIN_REQUEST_TIMEOUT"],
+        value: Some("SECS"),
+        help: "answer 503 to requests taking longer (default 60)",
+    },
+    Flag {
+        name: "--headers-timeout",
+        env: &["SERVER_HEADERS_TIMEOUT"],
+        value: Some("SECS"),
+        help: "close connections slower to send headers (default 10)",
+    },
+    Flag {
+        name: "--body-timeout",
+        env: &["TOGGLE_ADMIN_BODY_TIMEOUT"],
+        value: Some("SECS"),
+        help: "fail requests slower to send their body (default 30)",
+    },
+    Flag {
+        name: "--shutdown-timeout",
+        env: &["SERVER_GRACEFUL_SHUTDOWN_TIMEOUT"],
+        value: Some("SECS"),
+        help: "at shutdown, time left to requests in flight (default 30)",
+    },
+    Flag {
+        name: "--compression-min-size",
+        env: &["TOGGLE_ADMIN_COMPRESSION_MIN_SIZE"],
+        value: Some("BYTES|off"),
+        help: "gzip answers from this size when accepted (default 1024)",
+    },
+];
+
+fn usage() -> String {
+    let mut text = String::from(
+        "usage: server (--data DIR | --memory | --postgres URL) [options]\n\n\
+         Every flag can also be set by the environment variable named; a flag wins.\n\
+         TOGGLE_ADMIN_BOOTSTRAP_KEY (env only): the first admin key, at least 32 characters.\n\
+         RUST_LOG: log filter (default info).\n\n",
+    );
+    for flag in FLAGS {
+        let left = match flag.value {
+            Some(value) => format!("{} {value}", flag.name),
+            None => flag.name.to_owned(),
+        };
+        text.push_str(&format!(
+            "  {left:<34} {} [{}]\n",
+            flag.help,
+            flag.env.join(", ")
+        ));
+    }
+    text.push_str("  --help                             this text\n");
+    text
+}
+
+/// What `parse_args` decided: run, or print the help.
+enum Parsed {
+    Run(Options),
+    Help,
+}
+
+fn parse_args() -> Result<Parsed, String> {
+    // Command line first; then the environment fills what it did not set.
+    let mut given: HashMap<&'static str, String> = HashMap::new();
     let mut args = std::env::args().skip(1);
     while let Some(arg) = args.next() {
-        let mut value = |name: &str| args.next().ok_or_else(|| format!("{name} needs a value"));
-        match arg.as_str() {
-            "--data" => storage = Some(Storage::Data(value("--data")?)),
-            "--memory" => storage = Some(Storage::Memory),
-            "--postgres" => {
-                let url = value("--postgres")?;
-                #[cfg(feature = "postgres")]
-                {
-                    storage = Some(Storage::Postgres { url, schema: None });
-                }
-                #[cfg(not(feature = "postgres"))]
-                {
-                    let _ = url;
-                    return Err("--postgres needs a build with the feature `postgres`".into());
-                }
-            }
-            "--postgres-schema" => {
-                let name = value("--postgres-schema")?;
-                #[cfg(feature = "postgres")]
-                match &mut storage {
-                    Some(Storage::Postgres { schema, .. }) => *schema = Some(name),
-                    _ => return Err("--postgres-schema goes after --postgres URL".into()),
-                }
-                #[cfg(not(feature = "postgres"))]
-                {
-                    let _ = name;
-                    return Err(
-                        "--postgres-schema needs a build with the feature `postgres`".into(),
-                    );
-                }
-            }
-            "--addr" => addr = value("--addr")?,
-            "--body-limit" => {
-                body_limit = value("--body-limit")?
-                    .parse()
-                    .map_err(|e| format!("--body-limit: {e}"))?;
-            }
-            "--help" | "-h" => return Err(USAGE.into()),
-            other => return Err(format!("unknown argument {other}\n{USAGE}")),
+        if arg == "--help" || arg == "-h" {
+            return Ok(Parsed::Help);
+        }
+        let flag = FLAGS
+            .iter()
+            .find(|f| f.name == arg)
+            .ok_or_else(|| format!("unknown argument {arg}\n{}", usage()))?;
+        let value = match flag.value {
+            Some(_) => args
+                .next()
+                .ok_or_else(|| format!("{} needs a value", flag.name))?,
+            None => "true".to_owned(),
+        };
+        given.insert(flag.name, value);
+    }
+    let storage_flags = ["--data", "--memory", "--postgres"];
+    let storage_on_command_line = storage_flags.iter().any(|f| given.contains_key(f));
+    for flag in FLAGS {
+        if given.contains_key(flag.name)
+            || (storage_on_command_line && storage_flags.contains(&flag.name))
+        {
+            continue;
+        }
+        if let Some(value) = flag
+            .env
+            .iter()
+            .find_map(|var| std::env::var(var).ok().filter(|v| !v.is_empty()))
+        {
+            given.insert(flag.name, value);
         }
     }
-    let storage = storage.ok_or_else(|| format!("say where the state lives\n{USAGE}"))?;
-    Ok(Options {
+    let chosen: Vec<&str> = storage_flags
+        .iter()
+        .copied()
+        .filter(|f| given.get(f).is_some_and(|v| *f != "--memory" || is_true(v)))
+        .collect();
+    let storage = match chosen.as_slice() {
+        [] => return Err(format!("say where the state lives\n{}", usage())),
+        ["--data"] => Storage::Data(given["--data"].clone()),
+        ["--memory"] => Storage::Memory,
+        ["--postgres"] => postgres_storage(&given)?,
+        several => {
+            return Err(format!(
+                "choose one of {} (given by flags or environment)",
+                several.join(", ")
+            ));
+        }
+    };
+    let mut addr = given
+        .get("--addr")
+        .cloned()
+        .unwrap_or_else(|| "127.0.0.1:4242".into());
+    if given.contains_key("--host") || given.contains_key("--port") {
+        let (host, port) = addr
+            .rsplit_once(':')
+            .ok_or_else(|| format!("--addr {addr}: expected HOST:PORT"))?;
+        let host = given.get("--host").map_or(host, String::as_str);
+        let port = given.get("--port").map_or(port, String::as_str);
+        addr = format!("{host}:{port}");
+    }
+    let number = |name: &str| -> Result<Option<u64>, String> {
+        given
+            .get(name)
+            .map(|v| v.parse::<u64>().map_err(|e| format!("{name} {v}: {e}")))
+            .transpose()
+    };
+    let seconds = |name: &str, default: Duration| -> Result<Duration, String> {
+        Ok(number(name)?.map_or(default, Duration::from_secs))
+    };
+    let body_limit = match number("--body-limit")? {
+        Some(bytes) => usize::try_from(bytes).map_err(|e| format!("--body-limit: {e}"))?,
+        None => DEFAULT_BODY_LIMIT,
+    };
+    let compression = match given.get("--compression-min-size").map(String::as_str) {
+        None => Some(DEFAULT_COMPRESSION_MIN_SIZE),
+        Some("off") => None,
+        Some(v) => Some(
+            v.parse::<u64>()
+                .map_err(|e| format!("--compression-min-size {v}: {e} (bytes, or off)"))?,
+        ),
+    };
+    let config = RouterConfig::new()
+        .body_limit(body_limit)
+        .request_timeout(seconds("--request-timeout", DEFAULT_REQUEST_TIMEOUT)?)
+        .header_read_timeout(seconds("--headers-timeout", DEFAULT_HEADER_READ_TIMEOUT)?)
+        .body_read_timeout(seconds("--body-timeout", DEFAULT_BODY_READ_TIMEOUT)?)
+        .shutdown_deadline(seconds("--shutdown-timeout", DEFAULT_SHUTDOWN_DEADLINE)?)
+        .compression_min_size(compression);
+    Ok(Parsed::Run(Options {
         storage,
         addr,
-        body_limit,
+        config,
+    }))
+}
+
+fn is_true(value: &str) -> bool {
+    matches!(value, "true" | "1" | "yes")
+}
+
+#[cfg(feature = "postgres")]
+fn postgres_storage(given: &HashMap<&'static str, String>) -> Result<Storage, String> {
+    let mut url = given["--postgres"].clone();
+    for (flag, key) in [
+        ("--postgres-ssl-mode", "sslmode"),
+        ("--postgres-ssl-ca-file", "sslrootcert"),
+    ] {
+        if let Some(value) = given.get(flag) {
+            url = if url.starts_with("postgres://") || url.starts_with("postgresql://") {
+                let separator = if url.contains('?') { '&' } else { '?' };
+                format!(
+                    "{url}{separator}{key}={}",
+                    value.replace('%', "%25").replace('&', "%26")
+                )
+            } else {
+                format!("{url} {key}='{value}'")
+            };
+        }
+    }
+    Ok(Storage::Postgres {
+        url,
+        schema: given.get("--postgres-schema").cloned(),
     })
+}
+
+#[cfg(not(feature = "postgres"))]
+fn postgres_storage(_: &HashMap<&'static str, String>) -> Result<Storage, String> {
+    Err("--postgres (DATABASE_URL) needs a build with the feature `postgres`".into())
 }
 
 /// Called after the server stopped, to release the store (connections, locks).
@@ -167,9 +388,13 @@ async fn open(storage: &Storage) -> Result<(ToggleAdmin, Close), String> {
 
 /// On a store without keys: the first admin key, then Unleash's stock environments and
 /// project. Returns the generated secret to print, if one was generated.
-async fn bootstrap(admin: &ToggleAdmin) -> Result<Option<String>, Error> {
+async fn bootstrap(admin: &ToggleAdmin) -> Result<Option<String>, String> {
     // The store already has keys: it was set up before.
-    if admin.is_bootstrapped().await? {
+    if admin
+        .is_bootstrapped()
+        .await
+        .map_err(|e| format!("reading the store: {e}"))?
+    {
         return Ok(None);
     }
     let chosen = std::env::var("TOGGLE_ADMIN_BOOTSTRAP_KEY")
@@ -183,9 +408,20 @@ async fn bootstrap(admin: &ToggleAdmin) -> Result<Option<String>, Error> {
         Ok(key) => key,
         // Another instance bootstrapped it between the check and now.
         Err(Error::NoAccess { .. }) => return Ok(None),
-        Err(other) => return Err(other),
+        Err(error @ Error::Validation { .. }) if chosen.is_some() => {
+            return Err(format!("TOGGLE_ADMIN_BOOTSTRAP_KEY: {error}"));
+        }
+        Err(other) => return Err(format!("setting up the store: {other}")),
     };
-    let caller = admin.authenticate(Some(&key.secret)).await?;
+    stock_setup(admin, &key.secret)
+        .await
+        .map_err(|e| format!("setting up the store: {e}"))?;
+    Ok(chosen.is_none().then_some(key.secret))
+}
+
+/// Unleash's stock environments and project, as the first admin key `secret`.
+async fn stock_setup(admin: &ToggleAdmin, secret: &str) -> Result<(), Error> {
+    let caller = admin.authenticate(Some(secret)).await?;
     for name in ["development", "production"] {
         let environment = Environment {
             name: name.into(),
@@ -211,55 +447,56 @@ async fn bootstrap(admin: &ToggleAdmin) -> Result<Option<String>, Error> {
     tracing::info!(
         "new store: created the first admin key, environments development and production, project default"
     );
-    Ok(chosen.is_none().then_some(key.secret))
+    Ok(())
 }
 
-async fn shutdown_signal() {
-    let ctrl_c = async {
+/// SIGTERM or Ctrl-C. The handlers are installed when this is called, not when the future is
+/// first polled, so that a signal sent as soon as "listening on" is printed is never missed
+/// (the default action would kill the process mid-shutdown).
+fn shutdown_signal() -> impl std::future::Future<Output = ()> + Send {
+    #[cfg(unix)]
+    {
+        use tokio::signal::unix::{SignalKind, signal};
+        let terminate = signal(SignalKind::terminate());
+        let interrupt = signal(SignalKind::interrupt());
+        async move {
+            match (terminate, interrupt) {
+                (Ok(mut terminate), Ok(mut interrupt)) => {
+                    tokio::select! {
+                        _ = terminate.recv() => {}
+                        _ = interrupt.recv() => {}
+                    }
+                }
+                (Err(e), _) | (_, Err(e)) => {
+                    tracing::error!("cannot listen for SIGTERM and SIGINT: {e}");
+                    std::future::pending::<()>().await;
+                }
+            }
+        }
+    }
+    #[cfg(not(unix))]
+    async {
         if let Err(e) = tokio::signal::ctrl_c().await {
             tracing::error!("cannot listen for Ctrl-C: {e}");
             std::future::pending::<()>().await;
         }
-    };
-    #[cfg(unix)]
-    let terminate = async {
-        use tokio::signal::unix::{SignalKind, signal};
-        match signal(SignalKind::terminate()) {
-            Ok(mut term) => {
-                term.recv().await;
-            }
-            Err(e) => {
-                tracing::error!("cannot listen for SIGTERM: {e}");
-                std::future::pending::<()>().await;
-            }
-        }
-    };
-    #[cfg(not(unix))]
-    let terminate = std::future::pending::<()>();
-    tokio::select! {
-        () = ctrl_c => {}
-        () = terminate => {}
     }
-    tracing::info!("shutting down: finishing the requests in flight");
 }
 
 async fn run(options: Options) -> Result<(), String> {
+    let prometheus = PrometheusBuilder::new()
+        .install_recorder()
+        .map_err(|e| format!("installing the metrics recorder: {e}"))?;
     let (admin, close) = open(&options.storage).await?;
-    let generated = bootstrap(&admin)
-        .await
-        .map_err(|e| format!("setting up the store: {e}"))?;
+    let generated = bootstrap(&admin).await?;
     let listener = tokio::net::TcpListener::bind(&options.addr)
         .await
         .map_err(|e| format!("--addr {}: {e}", options.addr))?;
     let local: SocketAddr = listener
         .local_addr()
         .map_err(|e| format!("--addr {}: {e}", options.addr))?;
-    let app = RouterConfig::new()
-        .body_limit(options.body_limit)
-        .router(admin.clone())
-        // The router owns `/api/`; a standalone server answers every other path with the
-        // same JSON 404.
-        .fallback(toggle_admin::http::not_found);
+    // Before "listening on" is printed: from then on a SIGTERM means a clean stop.
+    let shutdown = shutdown_signal();
     {
         let mut out = std::io::stdout().lock();
         if let Some(secret) = generated {
@@ -269,8 +506,10 @@ async fn run(options: Options) -> Result<(), String> {
         let _ = out.flush();
     }
     tracing::info!(%local, "serving the admin API");
-    let served = axum::serve(listener, app)
-        .with_graceful_shutdown(shutdown_signal())
+    let served = options
+        .config
+        .prometheus(prometheus)
+        .serve(admin.clone(), listener, shutdown)
         .await;
     drop(admin);
     close();
@@ -289,7 +528,11 @@ fn main() -> ExitCode {
         )
         .init();
     let options = match parse_args() {
-        Ok(options) => options,
+        Ok(Parsed::Run(options)) => options,
+        Ok(Parsed::Help) => {
+            print!("{}", usage());
+            return ExitCode::SUCCESS;
+        }
         Err(message) => {
             eprintln!("{message}");
             return ExitCode::from(2);

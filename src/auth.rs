@@ -1,7 +1,15 @@
 //! API keys, grants and permissions.
 //!
-//! A key is a random secret (244 bits from the OS generator, via UUID v4s) shown once when
-//! created and never stored: the store holds two digests of it, neither usable as a key.
+//! A key is a random secret (256 bits from the operating system's random source, via
+//! `getrandom`) shown once when created and never stored: the store holds two digests of it,
+//! neither usable as a key.
+//!
+//! Why plain SHA-256 digests are safe here: a generated secret has 256 bits of entropy and an
+//! operator-chosen bootstrap secret at least 32 characters, so recovering a secret from a
+//! stolen digest means searching a space far beyond any brute force; slow password hashes
+//! (argon2, bcrypt) exist to protect *low-entropy* human passwords and would only cost every
+//! request their deliberate slowness. Whoever can read the store learns neither the secrets
+//! nor anything that authenticates.
 //!
 //! * The **lookup id**, the record's id, is the secret's SHA-256. A presented secret is
 //!   hashed and the record looked up by that id; the lookup reveals nothing about the secret
@@ -310,12 +318,23 @@ impl fmt::Debug for Caller {
     }
 }
 
-/// A fresh secret: `ta_` and 64 hex digits of OS randomness (two UUID v4s give 244 random
-/// bits; all of it is used).
-pub(crate) fn new_secret() -> String {
-    let a = uuid::Uuid::new_v4().simple().to_string();
-    let b = uuid::Uuid::new_v4().simple().to_string();
-    format!("ta_{a}{b}")
+/// A fresh secret: `ta_` and 64 hex digits of 256 bits from the OS random source. Fails only
+/// when the operating system cannot provide randomness.
+pub(crate) fn new_secret() -> Result<String, crate::Error> {
+    let mut bytes = [0u8; 32];
+    getrandom::fill(&mut bytes).map_err(|e| {
+        crate::Error::internal(
+            format!("the operating system's random source failed: {e}"),
+            None,
+        )
+    })?;
+    let mut secret = String::with_capacity(3 + 64);
+    secret.push_str("ta_");
+    for byte in bytes {
+        secret.push(char::from(HEX[usize::from(byte >> 4)]));
+        secret.push(char::from(HEX[usize::from(byte & 0xf)]));
+    }
+    Ok(secret)
 }
 
 /// The stored form of a secret: its SHA-256 as lowercase hex.
@@ -363,8 +382,8 @@ mod tests {
 
     #[test]
     fn secrets_are_long_random_and_hashed() {
-        let a = new_secret();
-        let b = new_secret();
+        let a = new_secret().unwrap();
+        let b = new_secret().unwrap();
         assert_ne!(a, b);
         assert_eq!(a.len(), 3 + 64);
         let hash = hash_secret(&a);
@@ -386,7 +405,7 @@ mod tests {
 
     #[test]
     fn verifiers_differ_from_lookup_ids() {
-        let secret = new_secret();
+        let secret = new_secret().unwrap();
         assert_ne!(verifier_of(&secret), hash_secret(&secret));
         assert_eq!(verifier_of(&secret), verifier_of(&secret));
         let mut other = secret.clone();

@@ -2,8 +2,9 @@
 //! by a real HTTP client.
 
 mod http_common;
+#[path = "support/server_binary.rs"]
+mod server_binary;
 
-use std::path::{Path, PathBuf};
 use std::process::Stdio;
 use std::time::Duration;
 
@@ -13,38 +14,7 @@ use serde_json::{Value, json};
 use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader};
 use tokio::process::{Child, Command};
 
-/// The example binary, built (or found up to date) once per test run with this test's
-/// features, so that it never runs stale code.
-fn server_binary() -> PathBuf {
-    static BINARY: std::sync::OnceLock<PathBuf> = std::sync::OnceLock::new();
-    BINARY.get_or_init(build_server).clone()
-}
-
-fn build_server() -> PathBuf {
-    let exe = std::env::current_exe().unwrap();
-    // target/<profile>/deps/http_server-<hash> → target/<profile>/examples/server
-    let profile_dir = exe.parent().and_then(Path::parent).unwrap();
-    let mut features = vec!["http"];
-    if cfg!(feature = "postgres") {
-        features.push("postgres");
-    }
-    if cfg!(feature = "conformance") {
-        features.push("conformance");
-    }
-    let mut build = std::process::Command::new(env!("CARGO"));
-    build
-        .args(["build", "--quiet", "--example", "server", "--features"])
-        .arg(features.join(","))
-        .current_dir(env!("CARGO_MANIFEST_DIR"));
-    if profile_dir.file_name().is_some_and(|n| n == "release") {
-        build.arg("--release");
-    }
-    let status = build.status().expect("cargo build --example server");
-    assert!(status.success(), "building the server example failed");
-    profile_dir
-        .join("examples")
-        .join(format!("server{}", std::env::consts::EXE_SUFFIX))
-}
+use server_binary::server_binary;
 
 /// A running server process.
 struct Server {
@@ -203,7 +173,7 @@ fn dechunk(mut chunked: &[u8]) -> Vec<u8> {
     }
 }
 
-const KEY: &str = "test-bootstrap-key-0123456789";
+const KEY: &str = "test-bootstrap-key-0123456789-abcdef";
 
 #[tokio::test(flavor = "multi_thread")]
 async fn a_client_sets_up_and_reads_back_everything_over_http() {
@@ -488,7 +458,7 @@ async fn restart_serves_the_same_state(args: &[&str]) {
     server.stop().await;
 
     // Even with another bootstrap key in the environment, the existing keys stay the keys.
-    let server = Server::start(args, Some("another-bootstrap-key-987654321")).await;
+    let server = Server::start(args, Some("another-bootstrap-key-987654321-xyz")).await;
     assert!(server.printed_key.is_none());
     let api = Api::new(&server, KEY);
     let feature = api
@@ -513,7 +483,7 @@ async fn restart_serves_the_same_state(args: &[&str]) {
             StatusCode::OK,
         )
         .await;
-    let other = Api::new(&server, "another-bootstrap-key-987654321");
+    let other = Api::new(&server, "another-bootstrap-key-987654321-xyz");
     let (status, _) = other
         .send(Method::GET, "/api/admin/projects/default", None)
         .await;

@@ -284,7 +284,7 @@ fn access_config(roles: &[(usize, Vec<usize>)], users: &[i64]) -> ProjectAccessC
 
 async fn setup(admin: &ToggleAdmin) -> (Caller, Vec<i64>) {
     let key = admin
-        .bootstrap_admin_key_with_secret("prop", "differential-secret-0123456789")
+        .bootstrap_admin_key_with_secret("prop", "differential-secret-0123456789-abcdef")
         .await
         .unwrap();
     let caller = admin.authenticate(Some(&key.secret)).await.unwrap();
@@ -615,7 +615,7 @@ fn scenario(ops: Vec<Op>) {
         drop(file);
         let reopened = ToggleAdmin::new(open());
         let caller_r = reopened
-            .authenticate(Some("differential-secret-0123456789"))
+            .authenticate(Some("differential-secret-0123456789-abcdef"))
             .await
             .unwrap();
         assert_eq!(

@@ -19,6 +19,9 @@ use crate::error::{Error, ErrorDetail, Result};
 use crate::names::{MAX_NAME, display_name_problem};
 use crate::store::{ChangeSet, Collection, Json, Key, Revision};
 
+/// The shortest secret [`ToggleAdmin::bootstrap_admin_key_with_secret`] accepts.
+pub(crate) const MIN_CHOSEN_SECRET: usize = 32;
+
 /// A key's record: its description and its secret's verifier. Records written before
 /// verifiers existed have none (`verifier` absent).
 #[derive(Debug, Serialize, Deserialize)]
@@ -50,7 +53,7 @@ impl ToggleAdmin {
     ///
     /// The returned secret is shown only this once.
     pub async fn bootstrap_admin_key(&self, name: &str) -> Result<NewApiKey> {
-        self.bootstrap_admin_key_with_secret(name, &new_secret())
+        self.bootstrap_admin_key_with_secret(name, &new_secret()?)
             .await
     }
 
@@ -80,18 +83,29 @@ impl ToggleAdmin {
 
     /// [`bootstrap_admin_key`](Self::bootstrap_admin_key) with a secret of the caller's
     /// choosing (e.g. from a deployment's secret store), so that the first admin key is known
-    /// in advance. The secret must be 16 to 512 visible ASCII characters (it travels in the
-    /// `Authorization` header); otherwise [`Error::Validation`].
+    /// in advance. The secret must be 32 to 512 visible ASCII characters (it travels in the
+    /// `Authorization` header; 32 characters keep a guess out of reach even when chosen by a
+    /// person); otherwise [`Error::Validation`].
     pub async fn bootstrap_admin_key_with_secret(
         &self,
         name: &str,
         secret: &str,
     ) -> Result<NewApiKey> {
         let name = key_name(name)?;
-        if !(16..=512).contains(&secret.len()) || !secret.bytes().all(|b| b.is_ascii_graphic()) {
+        if secret.len() < MIN_CHOSEN_SECRET {
             return Err(Error::invalid_at(
                 "secret",
-                "a key's secret must be 16 to 512 visible ASCII characters (no spaces)",
+                format!(
+                    "a chosen key secret must be at least {MIN_CHOSEN_SECRET} characters (this one \
+                     has {}); generate one with e.g. `openssl rand -hex 32`",
+                    secret.len()
+                ),
+            ));
+        }
+        if secret.len() > 512 || !secret.bytes().all(|b| b.is_ascii_graphic()) {
+            return Err(Error::invalid_at(
+                "secret",
+                "a key's secret must be 32 to 512 visible ASCII characters (no spaces)",
             ));
         }
         retrying!("bootstrap_admin_key", async {
@@ -196,9 +210,9 @@ impl ToggleAdmin {
             if !problems.is_empty() {
                 return Err(Error::validation("The API key is not valid.", problems));
             }
-            let secret = new_secret();
+            let secret = new_secret()?;
             let (key, stored) = key_for(name, access.clone(), expires_at, &secret);
-            // A fresh 244-bit secret cannot collide; the precondition makes that a checked
+            // A fresh 256-bit secret cannot collide; the precondition makes that a checked
             // fact.
             changes
                 .expect_revision(key.clone(), Revision::ABSENT)

@@ -39,6 +39,9 @@ pub(crate) fn error_response(error: &Error) -> Response {
             causes.push(cause.to_string());
             source = cause.source();
         }
+        if matches!(error, Error::Store(_)) {
+            metrics::counter!("toggle_admin_store_errors_total", "store" => "http").increment(1);
+        }
         tracing::error!(error_id = %body.id, %error, causes = ?causes, "request failed: {}", match error {
             Error::Store(_) => "the store failed",
             _ => "internal error",

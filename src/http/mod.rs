@@ -90,6 +90,9 @@
 //! | GET, POST | `/api/admin/roles` | POST: `{name, description?, permissions: [{name, environment?}]}` | 200 `{roles}` / 201 role |
 //! | GET | `/api/admin/roles/{id}` | | 200 role |
 //! | GET | `/api/admin/openapi.json` (feature `openapi`; no key needed) | | 200 the OpenAPI 3.1 document ([`openapi()`]) |
+//! | GET | `/health` (no key needed) | | 200 `{"health": "GOOD"}` |
+//! | GET | `/ready` (no key needed) | | 200 `{"health": "GOOD"}` when the store commits, else 503 `{"health": "BAD"}` |
+//! | GET | `/internal-backstage/prometheus` (with [`RouterConfig::prometheus`]; no key needed) | | 200 Prometheus text |
 
 mod access;
 mod applications;
@@ -100,7 +103,9 @@ mod extract;
 mod feature_config;
 mod import;
 mod keys;
+mod limits;
 mod openapi;
+mod operations;
 mod projects;
 mod strict;
 mod variants;
@@ -120,21 +125,37 @@ use crate::ToggleAdmin;
 use crate::error::Error;
 
 pub use error::ApiError;
+pub use limits::{
+    DEFAULT_BODY_READ_TIMEOUT, DEFAULT_COMPRESSION_MIN_SIZE, DEFAULT_HEADER_READ_TIMEOUT,
+    DEFAULT_REQUEST_TIMEOUT, DEFAULT_SHUTDOWN_DEADLINE,
+};
+pub use operations::PROMETHEUS_PATH;
 
 /// The default limit on request bodies: 16 MiB.
 pub const DEFAULT_BODY_LIMIT: usize = 16 * 1024 * 1024;
 
 /// How [`RouterConfig::router`] builds the router. `RouterConfig::default()` is what
 /// [`router`] uses.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+///
+/// Time limits and compression: [`request_timeout`](Self::request_timeout),
+/// [`header_read_timeout`](Self::header_read_timeout),
+/// [`body_read_timeout`](Self::body_read_timeout),
+/// [`shutdown_deadline`](Self::shutdown_deadline),
+/// [`compression_min_size`](Self::compression_min_size); serving with them:
+/// [`serve`](Self::serve); metrics: [`prometheus`](Self::prometheus).
+#[derive(Debug, Clone)]
 pub struct RouterConfig {
     body_limit: usize,
+    limits: limits::Limits,
+    operations: operations::Operations,
 }
 
 impl Default for RouterConfig {
     fn default() -> Self {
         Self {
             body_limit: DEFAULT_BODY_LIMIT,
+            limits: limits::Limits::default(),
+            operations: operations::Operations::default(),
         }
     }
 }
@@ -168,15 +189,25 @@ impl RouterConfig {
         let routes = routes
             .route("/api", any(not_found))
             .route("/api/{*rest}", any(not_found))
+            .merge(operations::routes(&self.operations))
             .method_not_allowed_fallback(method_not_allowed);
+        // Served on its own (`serve`), every other path gets the same JSON 404, measured
+        // like the rest; merged into a host app, those paths are the host's.
+        let routes = if self.operations.standalone {
+            routes.fallback(not_found)
+        } else {
+            routes
+        };
         #[cfg(feature = "openapi")]
         let routes = routes.layer(axum::Extension(openapi::Document(
             serde_json::to_string(&_document).unwrap_or_default().into(),
         )));
-        routes
+        let router = routes
             .layer(DefaultBodyLimit::max(self.body_limit))
             .with_state(admin)
-            .layer(CatchPanicLayer::custom(panic_response))
+            .layer(CatchPanicLayer::custom(panic_response));
+        let router = limits::apply(router, &self.limits);
+        operations::measure(router)
             .layer(TraceLayer::new_for_http().make_span_with(keys::request_span))
     }
 }

@@ -41,11 +41,15 @@ pub(super) fn start(
                     .lock()
                     .unwrap_or_else(PoisonError::into_inner),
             };
+            let started = std::time::Instant::now();
             let result = write_snapshot(&shared, &records);
             drop(guard);
             match &result {
                 Ok(()) => {
                     shared.stats.compactions.fetch_add(1, Ordering::Relaxed);
+                    // Metric (listed in `http::operations`).
+                    metrics::histogram!("toggle_admin_compaction_seconds")
+                        .record(started.elapsed().as_secs_f64());
                 }
                 Err(error) => tracing::warn!(%error, "compaction failed"),
             }

@@ -207,6 +207,7 @@ impl Writer {
 
     fn fail(&self, error: &StoreError) {
         tracing::error!(%error, "journal write failed; the file store refuses further commits");
+        metrics::counter!("toggle_admin_store_errors_total", "store" => "file").increment(1);
         let mut acceptor = self.shared.acceptor();
         if acceptor.failure.is_none() {
             acceptor.failure = Some(Failure::from_error(error));
@@ -242,6 +243,13 @@ impl Writer {
                     stats
                         .longest_batch_micros
                         .fetch_max(elapsed_micros(started), Ordering::Relaxed);
+                    // Metrics (listed in `http::operations`).
+                    let commits = batch.waiting.len();
+                    metrics::counter!("toggle_admin_commits_total", "store" => "file")
+                        .increment(commits as u64);
+                    metrics::histogram!("toggle_admin_commit_batch_size").record(commits as f64);
+                    metrics::histogram!("toggle_admin_journal_sync_seconds")
+                        .record(started.elapsed().as_secs_f64());
                     for done in batch.waiting {
                         let _ = done.send(Ok(()));
                     }

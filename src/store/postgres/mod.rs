@@ -5,6 +5,7 @@ mod commit;
 mod failure;
 mod migrate;
 mod sql;
+mod tls;
 mod view;
 
 use std::fmt;
@@ -16,9 +17,9 @@ use async_trait::async_trait;
 use chrono::{DateTime, Utc};
 use deadpool_postgres::{Manager, ManagerConfig, Pool, RecyclingMethod, Runtime};
 use serde_json::value::RawValue;
+use tokio_postgres::Row;
 use tokio_postgres::types::Json as PgJson;
 use tokio_postgres::types::ToSql;
-use tokio_postgres::{NoTls, Row};
 
 use self::failure::{backend, connection_lost, plain};
 use self::sql::{Statements, prefix_upper_bound};
@@ -40,7 +41,8 @@ use super::{
 pub struct PostgresConfig {
     /// A libpq-style connection string: a URL (`postgres://user:password@host:port/db`) or
     /// `key=value` pairs. Settings such as `application_name` and `connect_timeout` given
-    /// here win over the defaults below.
+    /// here win over the defaults below. `sslmode` and `sslrootcert` choose TLS as in libpq
+    /// (see [`PostgresStore`]).
     pub url: String,
     /// The schema holding the store's tables, created if missing (default `toggle_admin`).
     /// Several stores can share a database in different schemas. At most 63 bytes.
@@ -128,7 +130,14 @@ impl fmt::Debug for PostgresConfig {
 ///
 /// Limits: PostgreSQL text and `jsonb` cannot hold the NUL character, so ids and values
 /// containing `\0` are refused with a `Backend` error; event timestamps are kept to the
-/// microsecond. Connections are unencrypted (`NoTls`). Needs a Tokio runtime.
+/// microsecond. Needs a Tokio runtime.
+///
+/// TLS (rustls) follows the connection string's `sslmode` and `sslrootcert` as libpq does:
+/// `disable`, `prefer` (the default: encrypted when the server offers it), `require`
+/// (encrypted, certificate not checked unless `sslrootcert` is given), `verify-ca` (signed
+/// by a root in `sslrootcert`, default `~/.postgresql/root.crt`) and `verify-full` (and
+/// issued for the host name). E.g.
+/// `postgres://toggle@db.internal/toggles?sslmode=verify-full&sslrootcert=/etc/ssl/db-ca.pem`.
 #[derive(Clone)]
 pub struct PostgresStore {
     pool: Pool,
@@ -161,8 +170,11 @@ impl PostgresStore {
                 "PostgreSQL: invalid schema name {schema:?}: it must be 1 to 63 bytes without NUL"
             )));
         }
-        let mut pg_config = tokio_postgres::Config::from_str(&config.url)
+        let (url, tls_settings) = tls::split_settings(&config.url)?;
+        let (ssl_mode, tls) = tls::connector(&tls_settings)?;
+        let mut pg_config = tokio_postgres::Config::from_str(&url)
             .map_err(|e| backend("parsing the connection URL", e))?;
+        pg_config.ssl_mode(ssl_mode);
         if pg_config.get_application_name().is_none() {
             pg_config.application_name(&config.application_name);
         }
@@ -174,7 +186,7 @@ impl PostgresStore {
         // checkout a round trip, as `Verified` would.
         let manager = Manager::from_config(
             pg_config,
-            NoTls,
+            tls,
             ManagerConfig {
                 recycling_method: RecyclingMethod::Fast,
             },
@@ -421,7 +433,11 @@ impl Store for PostgresStore {
                 .await
                 .map_err(|e| failure::pool("commit", e))?;
             match commit::run(&mut client, &self.statements, &plan).await {
-                Ok(revision) => return Ok(revision),
+                Ok(revision) => {
+                    metrics::counter!("toggle_admin_commits_total", "store" => "postgres")
+                        .increment(1);
+                    return Ok(revision);
+                }
                 Err(commit::Failure::StaleConnection(e)) if attempt < self.attempts() => {
                     tracing::debug!(error = %e, "retrying a commit on a fresh connection");
                     discard(client);
