@@ -1,15 +1,15 @@
 //! The real server (`examples/server.rs`) as a process on an ephemeral loopback port, driven
 //! by a real HTTP client.
 
-mod http_common;
+mod support;
 
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
 use std::time::Duration;
 
 use axum::http::{Method, StatusCode};
-use http_common::assert_error_body;
 use serde_json::{Value, json};
+use support::http::assert_error_body;
 use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader};
 use tokio::process::{Child, Command};
 

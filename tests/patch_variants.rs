@@ -1,11 +1,11 @@
 //! `patch_variants` through the public API on MemoryStore: weights, order, strictness,
 //! validation, existence, auth, concurrency.
 
-mod common;
+mod support;
 
-use common::{add_variants, all_events, patch, patch_f, setup, weights};
 use proptest::prelude::*;
 use serde_json::{Value, json};
+use support::facade::{add_variants, all_events, patch, patch_f, setup, weights};
 use toggle_admin::model::{Variant, WeightType};
 use toggle_admin::{Error, Grant, KeyAccess, Permission, ToggleAdmin};
 

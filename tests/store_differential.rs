@@ -7,13 +7,13 @@
 //! variants, project access, applications, the event log's types in order) must be identical
 //! in both stores and agree with the model — also after reopening the FileStore.
 
-mod file_store_support;
+mod support;
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use file_store_support::TempDir;
 use proptest::prelude::*;
 use serde_json::{Value, json};
+use support::store::TempDir;
 use toggle_admin::admin::{NewFeature, NewUser};
 use toggle_admin::model::{
     Application, Environment, Project, ProjectAccessConfiguration, RoleAccess,
