@@ -374,3 +374,178 @@ async fn users_groups_roles_and_keys() {
     assert_eq!(pre["name"], "ci", "{pre}");
     assert_eq!(pre["id"], key.info.id.to_string(), "{pre}");
 }
+
+#[tokio::test]
+async fn feature_configuration() {
+    use toggle_admin::model::{FeatureStrategy, ParentDependency, Tag};
+    let (admin, caller) = setup().await;
+
+    let mut id = String::new();
+    let e = one(&admin, &caller, async {
+        let added = admin
+            .add_strategy(
+                &caller,
+                "p",
+                "f",
+                "production",
+                &FeatureStrategy {
+                    name: "default".into(),
+                    ..Default::default()
+                },
+            )
+            .await
+            .unwrap();
+        id = added.id.clone().unwrap();
+    })
+    .await;
+    about(
+        &e,
+        "feature-strategy-add",
+        Some("p"),
+        Some("f"),
+        Some("production"),
+    );
+    assert_eq!(json_of(&e.event.data)["name"], "default");
+    assert_eq!(json_of(&e.event.data)["id"], id.as_str());
+    assert_eq!(e.event.pre_data, None);
+
+    let e = one(&admin, &caller, async {
+        admin
+            .update_strategy(
+                &caller,
+                "p",
+                "f",
+                "production",
+                &id,
+                &FeatureStrategy {
+                    name: "flexibleRollout".into(),
+                    ..Default::default()
+                },
+            )
+            .await
+            .unwrap();
+    })
+    .await;
+    about(
+        &e,
+        "feature-strategy-update",
+        Some("p"),
+        Some("f"),
+        Some("production"),
+    );
+    assert_eq!(json_of(&e.event.pre_data)["name"], "default");
+    assert_eq!(json_of(&e.event.data)["name"], "flexibleRollout");
+
+    let e = one(&admin, &caller, async {
+        admin
+            .set_feature_enabled(&caller, "p", "f", "production", true)
+            .await
+            .unwrap();
+    })
+    .await;
+    about(
+        &e,
+        "feature-environment-enabled",
+        Some("p"),
+        Some("f"),
+        Some("production"),
+    );
+    let e = one(&admin, &caller, async {
+        admin
+            .set_feature_enabled(&caller, "p", "f", "production", false)
+            .await
+            .unwrap();
+    })
+    .await;
+    about(
+        &e,
+        "feature-environment-disabled",
+        Some("p"),
+        Some("f"),
+        Some("production"),
+    );
+
+    let e = one(&admin, &caller, async {
+        admin
+            .remove_strategy(&caller, "p", "f", "production", &id)
+            .await
+            .unwrap();
+    })
+    .await;
+    about(
+        &e,
+        "feature-strategy-remove",
+        Some("p"),
+        Some("f"),
+        Some("production"),
+    );
+    assert_eq!(json_of(&e.event.pre_data)["id"], id.as_str());
+    assert_eq!(e.event.data, None);
+
+    let tag = Tag {
+        value: "checkout".into(),
+        tag_type: "simple".into(),
+    };
+    let e = one(&admin, &caller, async {
+        admin
+            .add_feature_tag(&caller, "p", "f", &tag)
+            .await
+            .unwrap();
+    })
+    .await;
+    about(&e, "feature-tagged", Some("p"), Some("f"), None);
+    assert_eq!(
+        json_of(&e.event.data),
+        json!({ "value": "checkout", "type": "simple" })
+    );
+    let e = one(&admin, &caller, async {
+        admin
+            .remove_feature_tag(&caller, "p", "f", &tag)
+            .await
+            .unwrap();
+    })
+    .await;
+    about(&e, "feature-untagged", Some("p"), Some("f"), None);
+    assert_eq!(
+        json_of(&e.event.pre_data),
+        json!({ "value": "checkout", "type": "simple" })
+    );
+
+    admin
+        .create_feature(
+            &caller,
+            "p",
+            &NewFeature {
+                name: "parent".into(),
+                ..Default::default()
+            },
+        )
+        .await
+        .unwrap();
+    let e = one(&admin, &caller, async {
+        admin
+            .add_feature_dependency(
+                &caller,
+                "p",
+                "f",
+                &ParentDependency {
+                    feature: "parent".into(),
+                    ..Default::default()
+                },
+            )
+            .await
+            .unwrap();
+    })
+    .await;
+    about(&e, "feature-dependency-added", Some("p"), Some("f"), None);
+    assert_eq!(json_of(&e.event.data)["feature"], "parent");
+    let e = one(&admin, &caller, async {
+        admin
+            .remove_feature_dependency(&caller, "p", "f", "parent")
+            .await
+            .unwrap();
+    })
+    .await;
+    about(&e, "feature-dependency-removed", Some("p"), Some("f"), None);
+    assert_eq!(json_of(&e.event.pre_data)["feature"], "parent");
+}
