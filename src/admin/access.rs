@@ -61,6 +61,10 @@ impl ToggleAdmin {
     ///    writes nothing. Concurrent calls on one project never interleave: the result is
     ///    exactly one of the submitted configurations.
     ///
+    /// Roles are given by id: the built-in project roles are
+    /// [`OWNER_ROLE`](crate::access::OWNER_ROLE) (4) and [`MEMBER_ROLE`](crate::access::MEMBER_ROLE)
+    /// (5); custom roles have the ids [`create_role`](Self::create_role) returned.
+    ///
     /// The new assignment takes effect at the next permission check of the users concerned.
     ///
     /// ```

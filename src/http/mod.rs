@@ -1,12 +1,22 @@
 //! The admin API over HTTP (feature `http`): [`router`] turns a [`ToggleAdmin`] into an axum
 //! [`Router`] that speaks the HTTP contract of the specification at Unleash's paths.
 //!
+//! The router owns the paths under `/api/` and sets no fallback of its own, so it merges
+//! into any axum app next to the app's own routes and fallback:
+//!
 //! ```no_run
 //! # async fn run() -> Result<(), Box<dyn std::error::Error>> {
+//! use axum::Router;
+//! use axum::http::StatusCode;
+//! use axum::routing::get;
 //! use toggle_admin::{MemoryStore, ToggleAdmin};
 //!
 //! let admin = ToggleAdmin::new(MemoryStore::new());
-//! let app = toggle_admin::http::router(admin);
+//! let app = Router::new()
+//!     .route("/health", get(|| async { "ok" }))
+//!     .fallback(|| async { (StatusCode::NOT_FOUND, "not here") })
+//!     // Unleash's paths: /api/admin/…; unknown paths under /api/ get its JSON 404.
+//!     .merge(toggle_admin::http::router(admin));
 //! let listener = tokio::net::TcpListener::bind("127.0.0.1:4242").await?;
 //! axum::serve(listener, app).await?;
 //! # Ok(()) }
@@ -35,8 +45,9 @@
 //! 6. The operation itself: existence (404), validation (400), name clashes (409), as
 //!    documented on [`ToggleAdmin`].
 //!
-//! An unknown path answers 404 `NotFoundError`, a known path with another method 405
-//! `MethodNotAllowedError`. Every error body is `{id, name, message, details?}` with a fresh
+//! An unknown path under `/api/` answers 404 `NotFoundError` (paths elsewhere are the host
+//! app's; a standalone server may use [`not_found`] as its fallback), a known path with
+//! another method 405 `MethodNotAllowedError`. Every error body is `{id, name, message, details?}` with a fresh
 //! UUID `id` ([`ErrorBody`](crate::ErrorBody)); a 500 says only that the store failed, and its
 //! cause goes to the log (`tracing::error!`). No client input causes a 500.
 //!
