@@ -182,7 +182,7 @@ impl RouterConfig {
             .method_not_allowed_fallback(method_not_allowed);
         #[cfg(feature = "openapi")]
         let routes = routes.layer(axum::Extension(openapi::Document(
-            serde_json::to_string(&_document).unwrap_or_default().into(),
+            serde_json::to_string(&_document).ok().map(Into::into),
         )));
         routes
             .layer(DefaultBodyLimit::max(self.body_limit))
