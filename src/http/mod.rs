@@ -5,22 +5,34 @@
 //! into any axum app next to the app's own routes and fallback:
 //!
 //! ```no_run
-//! # async fn run() -> Result<(), Box<dyn std::error::Error>> {
 //! use axum::Router;
 //! use axum::http::StatusCode;
 //! use axum::routing::get;
-//! use toggle_admin::{MemoryStore, ToggleAdmin};
+//! use toggle_admin::{FileStore, ToggleAdmin};
 //!
-//! let admin = ToggleAdmin::new(MemoryStore::new());
-//! let app = Router::new()
-//!     .route("/health", get(|| async { "ok" }))
-//!     .fallback(|| async { (StatusCode::NOT_FOUND, "not here") })
-//!     // Unleash's paths: /api/admin/…; unknown paths under /api/ get its JSON 404.
-//!     .merge(toggle_admin::http::router(admin));
-//! let listener = tokio::net::TcpListener::bind("127.0.0.1:4242").await?;
-//! axum::serve(listener, app).await?;
-//! # Ok(()) }
+//! #[tokio::main]
+//! async fn main() -> Result<(), Box<dyn std::error::Error>> {
+//!     let admin = ToggleAdmin::new(FileStore::open("toggle-admin-data")?);
+//!     // On the first start only: an admin key (its secret is shown once; keep it).
+//!     if !admin.is_bootstrapped().await? {
+//!         let key = admin.bootstrap_admin_key("ops").await?;
+//!         println!("admin API key: {}", key.secret);
+//!     }
+//!     let app = Router::new()
+//!         .route("/health", get(|| async { "ok" }))              // your routes
+//!         .fallback(|| async { (StatusCode::NOT_FOUND, "nothing here") }) // your fallback
+//!         .merge(toggle_admin::http::router(admin));              // /api/… is the admin API
+//!     let listener = tokio::net::TcpListener::bind("127.0.0.1:4242").await?;
+//!     axum::serve(listener, app)
+//!         .with_graceful_shutdown(async {
+//!             let _ = tokio::signal::ctrl_c().await;
+//!         })
+//!         .await?;
+//!     Ok(())
+//! }
 //! ```
+//!
+//! (The same program as the README's "Add it to your service", compiled as a doctest.)
 //!
 //! # Every request
 //!
