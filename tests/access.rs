@@ -4,13 +4,11 @@
 //!
 //! Project "A" is `p` (feature `f`), project "B" is `other` (feature `g`); see `common`.
 
-mod common;
-#[path = "support/access.rs"]
 mod support;
 
-use common::{all_events, patch, setup};
 use serde_json::json;
-use support::{access_events, add_blue, config, role, user_with_key};
+use support::access::{access_events, add_blue, config, role, user_with_key};
+use support::facade::{all_events, patch, setup};
 use toggle_admin::access::{MEMBER_ROLE, OWNER_ROLE};
 use toggle_admin::admin::{NewGroup, NewRole, NewUser};
 use toggle_admin::model::ProjectAccessConfiguration;

@@ -3,13 +3,11 @@
 //!
 //! Project "A" is `p` (feature `f`), project "B" is `other` (feature `g`); see `common`.
 
-mod common;
-#[path = "support/access.rs"]
 mod support;
 
-use common::{all_events, setup};
 use serde_json::json;
-use support::{add_blue, config, role, user_with_key};
+use support::access::{add_blue, config, role, user_with_key};
+use support::facade::{all_events, setup};
 use toggle_admin::Error;
 use toggle_admin::access::{MEMBER_ROLE, OWNER_ROLE};
 use toggle_admin::admin::NewGroup;

@@ -1,12 +1,10 @@
 //! Applications: register, read, and delete as BEHAVIOUR.md §3 says.
 
-mod common;
-#[path = "support/access.rs"]
 mod support;
 
-use common::{all_events, setup};
 use serde_json::json;
-use support::user_with_key;
+use support::access::user_with_key;
+use support::facade::{all_events, setup};
 use toggle_admin::model::Application;
 
 fn app(value: serde_json::Value) -> Application {

@@ -4,7 +4,7 @@
 mod support;
 
 use serde_json::json;
-use support::*;
+use support::import::*;
 use toggle_admin::model::{
     ContextField, FeatureStrategy, NewSegment, ParentDependency, StrategyDefinition, Tag, TagType,
 };

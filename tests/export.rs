@@ -5,7 +5,7 @@ mod support;
 
 use proptest::prelude::*;
 use serde_json::{Value, json};
-use support::*;
+use support::import::*;
 use toggle_admin::model::{ExportData, ExportQuery};
 use toggle_admin::{Caller, ToggleAdmin};
 

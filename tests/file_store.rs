@@ -2,13 +2,12 @@
 //! per-commit cost, group commit.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-#[path = "file_store_support/mod.rs"]
 mod support;
 
 use std::sync::Arc;
 
 use serde_json::json;
-use support::{Dump, TempDir, dump, event, feature, put};
+use support::store::{Dump, TempDir, dump, event, feature, put};
 use toggle_admin::store::{ChangeSet, Collection, FileStore, Key, Revision, Store, StoreError};
 
 #[cfg(feature = "conformance")]

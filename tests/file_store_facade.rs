@@ -2,10 +2,10 @@
 //! writers of one hot feature environment and of many, and exports while clients patch.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-mod common;
+mod support;
 
-use common::{all_events, setup_on};
 use serde_json::json;
+use support::facade::{all_events, setup_on};
 use toggle_admin::admin::NewFeature;
 use toggle_admin::store::FileStore;
 use toggle_admin::{Caller, ToggleAdmin};

@@ -1,11 +1,10 @@
 //! FileStore recovery: torn and damaged journals, crashes during compaction, failed syncs.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-#[path = "file_store_support/mod.rs"]
 mod support;
 
 use serde_json::json;
-use support::{Dump, TempDir, dump, feature, put};
+use support::store::{Dump, TempDir, dump, feature, put};
 use toggle_admin::store::{ChangeSet, FileStore, Revision, Store, StoreError};
 
 /// Journal offsets where each of `n` committed records starts, plus the journal's end.

@@ -1,11 +1,11 @@
 //! The HTTP contract of project access (SPEC §4.4) and application deletion (§4.3), with the
 //! users, groups, roles and applications they need, through the router (`oneshot`).
 
-mod http_common;
+mod support;
 
 use axum::http::{Method, StatusCode};
-use http_common::*;
 use serde_json::json;
+use support::http::*;
 use toggle_admin::{Grant, Permission};
 
 const ACCESS: &str = "/api/admin/projects/p/access";

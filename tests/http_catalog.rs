@@ -1,11 +1,11 @@
 //! Tag types, context fields, segments, strategy definitions, and a feature's strategies,
 //! on/off, dependencies and tags, through the router (`oneshot`).
 
-mod http_common;
+mod support;
 
 use axum::http::{Method, StatusCode};
-use http_common::*;
 use serde_json::json;
+use support::http::*;
 
 const ENV: &str = "/api/admin/projects/p/features/f/environments/development";
 

@@ -2,11 +2,11 @@
 //! router keeps serving a normal request afterwards. `http_robustness.rs` sweeps every route
 //! with small hostile bodies; this file is about the big and the pathological ones.
 
-mod http_common;
+mod support;
 
 use axum::http::{Method, StatusCode};
-use http_common::*;
 use serde_json::{Value, json};
+use support::http::*;
 
 const VARIANTS: &str = "/api/admin/projects/p/features/f/environments/production/variants";
 const IMPORT: &str = "/api/admin/features-batch/import";

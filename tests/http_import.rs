@@ -1,11 +1,11 @@
 //! The HTTP contract of the import (SPEC §4.2), its dry run and the export, through the
 //! router (`oneshot`).
 
-mod http_common;
+mod support;
 
 use axum::http::{Method, StatusCode};
-use http_common::*;
 use serde_json::{Value, json};
+use support::http::*;
 use toggle_admin::{Grant, Permission};
 
 const IMPORT: &str = "/api/admin/features-batch/import";

@@ -2,14 +2,14 @@
 //! listings that show each key as it is, revoking twice, and names that cannot be names
 //! refused with 400 on every route that takes one, never stored, never a 500.
 
-mod http_common;
+mod support;
 
 use std::time::Duration;
 
 use axum::http::{Method, StatusCode};
 use chrono::{SecondsFormat, Utc};
-use http_common::*;
 use serde_json::{Value, json};
+use support::http::*;
 use toggle_admin::{Grant, KeyAccess, Permission};
 
 const TOKENS: &str = "/api/admin/api-tokens";

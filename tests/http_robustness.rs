@@ -1,11 +1,11 @@
 //! No client input makes the router answer 500; a store failure does, saying only that, with
 //! the cause in the log.
 
-mod http_common;
+mod support;
 
 use axum::http::{Method, StatusCode};
-use http_common::*;
 use serde_json::json;
+use support::http::*;
 
 const VARIANTS: &str = "/api/admin/projects/p/features/f/environments/production/variants";
 

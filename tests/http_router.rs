@@ -2,11 +2,11 @@
 //! every status of SPEC §4 and §7 for each operation, and the transport edges (401, 413, 415,
 //! malformed JSON, unknown path, wrong method).
 
-mod http_common;
+mod support;
 
 use axum::http::{Method, StatusCode};
-use http_common::*;
 use serde_json::json;
+use support::http::*;
 use toggle_admin::http::RouterConfig;
 use toggle_admin::{Grant, KeyAccess, Permission};
 

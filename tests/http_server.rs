@@ -1,20 +1,18 @@
 //! The real server (`examples/server.rs`) as a process on an ephemeral loopback port, driven
 //! by a real HTTP client.
 
-mod http_common;
-#[path = "support/server_binary.rs"]
-mod server_binary;
+mod support;
 
 use std::process::Stdio;
 use std::time::Duration;
 
 use axum::http::{Method, StatusCode};
-use http_common::assert_error_body;
 use serde_json::{Value, json};
+use support::http::assert_error_body;
 use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader};
 use tokio::process::{Child, Command};
 
-use server_binary::server_binary;
+use support::server_binary::server_binary;
 
 /// A running server process.
 struct Server {

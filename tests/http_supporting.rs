@@ -1,11 +1,11 @@
 //! The supporting endpoints through the router (`oneshot`): projects, environments,
 //! features, API tokens, the event log.
 
-mod http_common;
+mod support;
 
 use axum::http::{Method, StatusCode};
-use http_common::*;
 use serde_json::{Value, json};
+use support::http::*;
 use toggle_admin::{Grant, Permission};
 
 const VARIANTS: &str = "/api/admin/projects/p/features/f/environments/production/variants";

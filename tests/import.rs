@@ -4,7 +4,7 @@
 mod support;
 
 use serde_json::{Value, json};
-use support::*;
+use support::import::*;
 use toggle_admin::auth::{Grant, KeyAccess, Permission};
 use toggle_admin::model::{ImportBody, Operator};
 use toggle_admin::{Caller, Error, ToggleAdmin};

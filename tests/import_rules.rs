@@ -4,7 +4,7 @@
 mod support;
 
 use serde_json::{Value, json};
-use support::*;
+use support::import::*;
 use toggle_admin::model::{ContextField, FeatureNaming, LegalValue, Project, TagType};
 use toggle_admin::{Caller, Error, ToggleAdmin};
 

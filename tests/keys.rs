@@ -2,8 +2,6 @@
 //! that no concurrent write outlives, revoking twice, and create operations that only call a
 //! real name clash a name clash.
 
-mod common;
-#[path = "support/access.rs"]
 mod support;
 
 use std::sync::Arc;
@@ -12,9 +10,9 @@ use std::time::Duration;
 
 use async_trait::async_trait;
 use chrono::Utc;
-use common::{all_events, patch};
 use serde_json::json;
-use support::user_with_key;
+use support::access::user_with_key;
+use support::facade::{all_events, patch};
 use toggle_admin::model::{Environment, Project};
 use toggle_admin::store::{
     ChangeSet, Collection, Event, Key, Listing, Revision, Store, StoreError, Versioned,
@@ -33,7 +31,7 @@ fn sha256_hex(text: &str) -> String {
 
 #[tokio::test]
 async fn an_expired_key_is_refused_from_the_moment_it_expires() {
-    let (admin, root) = common::setup().await;
+    let (admin, root) = support::facade::setup().await;
     let expires = Utc::now() + chrono::Duration::milliseconds(600);
     let key = admin
         .create_api_key_expiring(&root, "short-lived", KeyAccess::Admin, Some(expires))
@@ -61,7 +59,7 @@ async fn an_expired_key_is_refused_from_the_moment_it_expires() {
 
 #[tokio::test]
 async fn a_key_expiring_in_the_past_is_not_created() {
-    let (admin, root) = common::setup().await;
+    let (admin, root) = support::facade::setup().await;
     let before = admin.api_keys(&root).await.unwrap().len();
     let events = all_events(&admin, &root).await.len();
     for past in [
@@ -83,7 +81,7 @@ async fn a_key_expiring_in_the_past_is_not_created() {
 
 #[tokio::test]
 async fn a_key_differing_in_one_character_is_refused() {
-    let (admin, root) = common::setup().await;
+    let (admin, root) = support::facade::setup().await;
     let key = admin
         .create_api_key(&root, "k", KeyAccess::Admin)
         .await
@@ -113,7 +111,7 @@ async fn a_key_differing_in_one_character_is_refused() {
 /// belongs to the original secret only.
 #[tokio::test]
 async fn a_record_found_under_another_secrets_id_does_not_verify() {
-    let (admin, root) = common::setup().await;
+    let (admin, root) = support::facade::setup().await;
     let key = admin
         .create_api_key(&root, "k", KeyAccess::Admin)
         .await
@@ -138,7 +136,7 @@ async fn a_record_found_under_another_secrets_id_does_not_verify() {
 
 #[tokio::test]
 async fn secrets_appear_only_in_the_creation_answer() {
-    let (admin, root) = common::setup().await;
+    let (admin, root) = support::facade::setup().await;
     let key = admin
         .create_api_key(&root, "k", KeyAccess::Admin)
         .await
@@ -185,7 +183,7 @@ fn revocation_of(events: &[Event], id: uuid::Uuid) -> u64 {
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn no_write_through_a_key_commits_after_its_revocation() {
     for round in 0..5 {
-        let (admin, root) = common::setup().await;
+        let (admin, root) = support::facade::setup().await;
         eight_writers_and_a_revocation(admin, root, round).await;
     }
 }
@@ -196,7 +194,7 @@ async fn no_write_through_a_key_commits_after_its_revocation_on_a_file_store() {
     for round in 0..3 {
         let dir = tempfile::tempdir().unwrap();
         let store = toggle_admin::store::FileStore::open(dir.path()).unwrap();
-        let (admin, root) = common::setup_on(ToggleAdmin::new(store)).await;
+        let (admin, root) = support::facade::setup_on(ToggleAdmin::new(store)).await;
         eight_writers_and_a_revocation(admin, root, round).await;
     }
 }
@@ -305,7 +303,7 @@ impl Store for Interfering {
 async fn interfering(before: &'static str) -> (ToggleAdmin, Caller, Arc<Interfering>) {
     let store = Arc::new(Interfering::new(before));
     let admin = ToggleAdmin::from_arc(store.clone());
-    let (admin, root) = common::setup_on(admin).await;
+    let (admin, root) = support::facade::setup_on(admin).await;
     (admin, root, store)
 }
 
@@ -370,7 +368,7 @@ async fn an_access_change_between_check_and_commit_is_decided_again() {
 
 #[tokio::test]
 async fn revoking_twice_is_a_404_without_an_event() {
-    let (admin, root) = common::setup().await;
+    let (admin, root) = support::facade::setup().await;
     let key = admin
         .create_api_key(&root, "k", KeyAccess::Admin)
         .await
@@ -385,7 +383,7 @@ async fn revoking_twice_is_a_404_without_an_event() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn of_concurrent_revocations_one_succeeds() {
     for _ in 0..10 {
-        let (admin, root) = common::setup().await;
+        let (admin, root) = support::facade::setup().await;
         let key = admin
             .create_api_key(&root, "k", KeyAccess::Admin)
             .await

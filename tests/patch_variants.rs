@@ -1,11 +1,11 @@
 //! `patch_variants` through the public API on MemoryStore: weights, order, strictness,
 //! validation, existence, auth, concurrency.
 
-mod common;
+mod support;
 
-use common::{add_variants, all_events, patch, patch_f, setup, weights};
 use proptest::prelude::*;
 use serde_json::{Value, json};
+use support::facade::{add_variants, all_events, patch, patch_f, setup, weights};
 use toggle_admin::model::{Variant, WeightType};
 use toggle_admin::{Error, Grant, KeyAccess, Permission, ToggleAdmin};
 
@@ -583,7 +583,7 @@ impl toggle_admin::Store for AlwaysConflicting {
 async fn endless_conflicts_end_in_a_contention_error_after_bounded_attempts() {
     let store = std::sync::Arc::new(AlwaysConflicting::default());
     let admin = ToggleAdmin::from_arc(store.clone());
-    let (admin, caller) = common::setup_on(admin).await;
+    let (admin, caller) = support::facade::setup_on(admin).await;
     add_variants(&admin, &caller, &[("a", "variable", 0)])
         .await
         .unwrap();

@@ -1,20 +1,18 @@
 //! Two application instances (two `ToggleAdmin`s with separate pools) on one PostgreSQL
 //! schema: concurrent `patch_variants` on one feature environment lose no update.
 
-mod common;
-#[path = "support/postgres.rs"]
-mod pg;
+mod support;
 
-use common::{all_events, patch_f, setup_on};
 use serde_json::json;
+use support::facade::{all_events, patch_f, setup_on};
 use toggle_admin::ToggleAdmin;
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn two_instances_patching_one_feature_lose_no_update() {
-    let Some(url) = pg::database_url() else {
+    let Some(url) = support::postgres::database_url() else {
         return;
     };
-    let schema = pg::TestSchema::new(&url);
+    let schema = support::postgres::TestSchema::new(&url);
     let first = ToggleAdmin::new(schema.connect(8).await);
     let second = ToggleAdmin::new(schema.connect(8).await);
     let (first, caller) = setup_on(first).await;

@@ -6,6 +6,8 @@
 //! and passes, except under `CI=true`, where a missing server must not look like a pass. Each
 //! test works in schemas of its own, dropped at the end, so the tests run in parallel.
 
+mod support;
+
 use std::collections::BTreeSet;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
@@ -18,9 +20,7 @@ use toggle_admin::store::{
     StoreError, conformance,
 };
 
-#[path = "support/postgres.rs"]
-mod pg;
-use pg::{TestSchema, admin, database_url};
+use support::postgres::{TestSchema, admin, database_url};
 
 fn event(kind: &str, data: Value) -> NewEvent {
     NewEvent {

@@ -2,8 +2,9 @@
 //! with the self-signed certificate `/etc/ssl/certs/ssl-cert-snakeoil.pem`, issued for
 //! `localhost`): `sslmode` and `sslrootcert` as libpq honours them, proven with `pg_stat_ssl`.
 
-#[path = "support/postgres.rs"]
-mod pg;
+mod support;
+
+use support::postgres as pg;
 
 use toggle_admin::store::{PostgresStore, StoreError};
 

@@ -1,9 +1,9 @@
 //! Regression tests for what the robustness work (issue 9) found, at the facade level.
 
-mod common;
+mod support;
 
-use common::*;
 use serde_json::{Value, json};
+use support::facade::*;
 use toggle_admin::Error;
 
 fn adds(n: usize) -> Value {

@@ -1,14 +1,13 @@
 //! The `server` example's configuration, as a process: flags, their environment variables,
 //! `--help`, the bootstrap key's length, the operations endpoints.
 
-#[path = "support/server_binary.rs"]
-mod server_binary;
+mod support;
 
 use std::process::Stdio;
 use std::time::Duration;
 
 use serde_json::{Value, json};
-use server_binary::server_binary;
+use support::server_binary::server_binary;
 use tokio::io::{AsyncBufReadExt, BufReader};
 use tokio::process::Command;
 

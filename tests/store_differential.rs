@@ -1,19 +1,22 @@
 //! Differential property test (issue 9): random sequences of operations — variant patches
 //! (valid and not), imports of small documents, project access changes, application
-//! registrations and deletions, archiving — applied to a MemoryStore-backed and a
-//! FileStore-backed `ToggleAdmin` and to a reference model written here. After every operation
-//! both stores must agree with the model on success or failure, a failure must change nothing
-//! (state and event count), and at the end the observable state (export of each environment,
-//! variants, project access, applications, the event log's types in order) must be identical
-//! in both stores and agree with the model — also after reopening the FileStore.
+//! registrations and deletions, archiving — applied to a MemoryStore-backed, a
+//! FileStore-backed (compacting within the sequence) and, when `TOGGLE_ADMIN_TEST_POSTGRES`
+//! is set, a PostgresStore-backed `ToggleAdmin`, and to a reference model written here.
+//! After every operation every store must agree with the model on success or failure and
+//! answer exactly as the others do (the returned value, or the error's kind, message and
+//! details); a failure must change nothing (state and event count); and at the end the
+//! observable state (export of each environment, variants, project access, applications,
+//! the event log's types in order) must be identical in every store and agree with the
+//! model — also after reopening the FileStore.
 
-mod file_store_support;
+mod support;
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeMap;
 
-use file_store_support::TempDir;
 use proptest::prelude::*;
 use serde_json::{Value, json};
+use support::store::TempDir;
 use toggle_admin::admin::{NewFeature, NewUser};
 use toggle_admin::model::{
     Application, Environment, Project, ProjectAccessConfiguration, RoleAccess,
@@ -94,175 +97,9 @@ fn op() -> impl Strategy<Value = Op> {
         1 => (0..3usize).prop_map(|feature| Op::Archive { feature }),
     ]
 }
-
-// ---------------------------------------------------------------- the reference model
-
-#[derive(Debug, Clone, PartialEq)]
-struct ModelVariant {
-    name: String,
-    fix: bool,
-    weight: u32,
-}
-
-/// What the model expects of the event log: one event of a type, or an import's events (any
-/// number, ending with `features-imported`).
-#[derive(Debug, Clone, PartialEq)]
-enum Expected {
-    Event(&'static str),
-    Import,
-}
-
-#[derive(Debug, Clone, Default)]
-struct Model {
-    /// Feature → archived.
-    features: BTreeMap<String, bool>,
-    /// (feature, env) → variants, sorted by name.
-    variants: BTreeMap<(String, String), Vec<ModelVariant>>,
-    access: ProjectAccessConfiguration,
-    /// Application → description.
-    apps: BTreeMap<String, Option<String>>,
-    events: Vec<Expected>,
-    users: Vec<i64>,
-}
-
-fn distribute(list: &mut [ModelVariant]) -> bool {
-    if list.is_empty() {
-        return true;
-    }
-    let variable = list.iter().filter(|v| !v.fix).count() as u32;
-    let fixed: u32 = list.iter().filter(|v| v.fix).map(|v| v.weight).sum();
-    if variable == 0 || fixed > 1000 {
-        return false;
-    }
-    let rest = 1000 - fixed;
-    for (i, v) in list.iter_mut().filter(|v| !v.fix).enumerate() {
-        v.weight = rest / variable + u32::from((i as u32) < rest % variable);
-    }
-    true
-}
-
-impl Model {
-    /// Apply `op`; whether it should succeed.
-    fn apply(&mut self, op: &Op) -> bool {
-        match op {
-            Op::Patch { feature, env, ops } => {
-                let (feature, env) = (FEATURES[*feature], ENVS[*env]);
-                if self.features.get(feature) != Some(&false) {
-                    return false;
-                }
-                let key = (feature.to_owned(), env.to_owned());
-                let mut list = self.variants.get(&key).cloned().unwrap_or_default();
-                for op in ops {
-                    match *op {
-                        PatchOp::Add { name, fix, weight } => list.push(ModelVariant {
-                            name: VARIANT_NAMES[name].to_owned(),
-                            fix,
-                            weight,
-                        }),
-                        PatchOp::Remove { index } if index < list.len() => {
-                            list.remove(index);
-                        }
-                        PatchOp::ReplaceWeight { index, weight } if index < list.len() => {
-                            list[index].weight = weight;
-                        }
-                        PatchOp::MakeFix { index, weight } if index < list.len() => {
-                            list[index].fix = true;
-                            list[index].weight = weight;
-                        }
-                        _ => return false,
-                    }
-                }
-                let names: BTreeSet<&str> = list.iter().map(|v| v.name.as_str()).collect();
-                // A weight is 0 to 1000, whatever the weight type.
-                if names.len() != list.len()
-                    || list.iter().any(|v| v.weight > 1000)
-                    || !distribute(&mut list)
-                {
-                    return false;
-                }
-                list.sort_by(|a, b| a.name.cmp(&b.name));
-                self.variants.insert(key, list);
-                self.events
-                    .push(Expected::Event("feature-environment-variants-updated"));
-                true
-            }
-            Op::Import {
-                features, invalid, ..
-            } => {
-                if *invalid {
-                    return false;
-                }
-                for &f in features {
-                    self.features.entry(FEATURES[f].to_owned()).or_insert(false);
-                }
-                self.events.push(Expected::Import);
-                true
-            }
-            Op::SetAccess { roles } => {
-                let config = access_config(roles, &self.users);
-                let ids: BTreeSet<i64> = config.roles.iter().map(|r| r.id).collect();
-                let valid = ids.len() == config.roles.len()
-                    && config.roles.iter().all(|r| {
-                        (r.id == 4 || r.id == 5) && r.users.iter().all(|u| self.users.contains(u))
-                    });
-                if !valid {
-                    return false;
-                }
-                let mut new = config;
-                for role in &mut new.roles {
-                    role.users.sort_unstable();
-                    role.users.dedup();
-                }
-                new.roles.sort_by_key(|r| r.id);
-                if new != self.access {
-                    self.access = new;
-                    self.events.push(Expected::Event("project-access-updated"));
-                }
-                true
-            }
-            Op::Register { app, description } => {
-                let name = APPS[*app];
-                if name.trim().is_empty() || name.chars().any(char::is_control) {
-                    return false;
-                }
-                let description = description.map(|d| format!("d{d}"));
-                match self.apps.get(name) {
-                    None => {
-                        self.apps.insert(name.to_owned(), description);
-                        self.events.push(Expected::Event("application-created"));
-                    }
-                    Some(old) => {
-                        let merged = description.or_else(|| old.clone());
-                        if &merged != old {
-                            self.apps.insert(name.to_owned(), merged);
-                            self.events.push(Expected::Event("application-updated"));
-                        }
-                    }
-                }
-                true
-            }
-            Op::DeleteApp { app } => {
-                let name = APPS[*app];
-                if name.trim().is_empty() || name.chars().any(char::is_control) {
-                    return false;
-                }
-                if self.apps.remove(name).is_some() {
-                    self.events.push(Expected::Event("application-deleted"));
-                }
-                true
-            }
-            Op::Archive { feature } => match self.features.get_mut(FEATURES[*feature]) {
-                None => false,
-                Some(true) => true,
-                Some(archived) => {
-                    *archived = true;
-                    self.events.push(Expected::Event("feature-archived"));
-                    true
-                }
-            },
-        }
-    }
-}
+#[path = "store_differential/model.rs"]
+mod model;
+use model::*;
 
 fn access_config(roles: &[(usize, Vec<usize>)], users: &[i64]) -> ProjectAccessConfiguration {
     ProjectAccessConfiguration {
@@ -369,14 +206,37 @@ fn patch_json(ops: &[PatchOp]) -> Value {
     )
 }
 
-async fn run(admin: &ToggleAdmin, caller: &Caller, users: &[i64], op: &Op) -> bool {
+/// What an operation answered: the value it returned (scrubbed of ids and times), or its
+/// error's kind (its `name`), message and details.
+type Outcome = Result<Value, (String, String, Value)>;
+
+fn outcome<T: serde::Serialize>(result: toggle_admin::Result<T>) -> Outcome {
+    match result {
+        Ok(value) => {
+            let mut value = serde_json::to_value(value).unwrap();
+            scrub(&mut value);
+            Ok(value)
+        }
+        Err(error) => {
+            let body = error.body();
+            Err((
+                error.name().to_owned(),
+                body.message.clone(),
+                serde_json::to_value(&body.details).unwrap(),
+            ))
+        }
+    }
+}
+
+async fn run(admin: &ToggleAdmin, caller: &Caller, users: &[i64], op: &Op) -> Outcome {
     match op {
         Op::Patch { feature, env, ops } => {
             let patch = serde_json::from_value(patch_json(ops)).unwrap();
-            admin
-                .patch_variants(caller, "p", FEATURES[*feature], ENVS[*env], &patch)
-                .await
-                .is_ok()
+            outcome(
+                admin
+                    .patch_variants(caller, "p", FEATURES[*feature], ENVS[*env], &patch)
+                    .await,
+            )
         }
         Op::Import {
             env,
@@ -392,28 +252,29 @@ async fn run(admin: &ToggleAdmin, caller: &Caller, users: &[i64], op: &Op) -> bo
             }
             let body = json!({"project": "p", "environment": ENVS[*env], "data": {
                 "features": names, "featureStrategies": [], "tagTypes": []}});
-            admin.import_toggles_json(caller, &body).await.is_ok()
+            outcome(admin.import_toggles_json(caller, &body).await)
         }
-        Op::SetAccess { roles } => admin
-            .set_project_access(caller, "p", &access_config(roles, users))
-            .await
-            .is_ok(),
-        Op::Register { app, description } => admin
-            .register_application(
-                caller,
-                &Application {
-                    name: APPS[*app].into(),
-                    description: description.map(|d| format!("d{d}")),
-                    ..Default::default()
-                },
-            )
-            .await
-            .is_ok(),
-        Op::DeleteApp { app } => admin.delete_application(caller, APPS[*app]).await.is_ok(),
-        Op::Archive { feature } => admin
-            .archive_feature(caller, "p", FEATURES[*feature])
-            .await
-            .is_ok(),
+        Op::SetAccess { roles } => outcome(
+            admin
+                .set_project_access(caller, "p", &access_config(roles, users))
+                .await,
+        ),
+        Op::Register { app, description } => outcome(
+            admin
+                .register_application(
+                    caller,
+                    &Application {
+                        name: APPS[*app].into(),
+                        description: description.map(|d| format!("d{d}")),
+                        ..Default::default()
+                    },
+                )
+                .await,
+        ),
+        Op::DeleteApp { app } => outcome(admin.delete_application(caller, APPS[*app]).await),
+        Op::Archive { feature } => {
+            outcome(admin.archive_feature(caller, "p", FEATURES[*feature]).await)
+        }
     }
 }
 
@@ -560,58 +421,116 @@ async fn check_model(admin: &ToggleAdmin, caller: &Caller, model: &Model, setup_
     );
 }
 
+/// A store under test, with its admin caller.
+struct Backend {
+    name: &'static str,
+    admin: ToggleAdmin,
+    caller: Caller,
+}
+
+/// The PostgreSQL store of one scenario (when `TOGGLE_ADMIN_TEST_POSTGRES` is set), in a
+/// schema of its own, dropped with it.
+#[cfg(feature = "postgres")]
+async fn postgres() -> Option<(support::postgres::TestSchema, ToggleAdmin)> {
+    let url = std::env::var(support::postgres::URL_VAR)
+        .ok()
+        .filter(|u| !u.is_empty())?;
+    let schema = support::postgres::TestSchema::new(&url);
+    let store = schema.connect(2).await;
+    Some((schema, ToggleAdmin::new(store)))
+}
+
 fn scenario(ops: Vec<Op>) {
     let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
         .build()
         .unwrap();
     runtime.block_on(async {
         let dir = TempDir::new("differential");
-        let memory = ToggleAdmin::new(MemoryStore::new());
+        // Compacting after every few hundred bytes: compactions happen within the sequence.
         let open = || {
             FileStore::builder(dir.path())
                 .durable(false)
+                .compact_after_bytes(512)
                 .open()
                 .unwrap()
         };
-        let file = ToggleAdmin::new(open());
-        let (caller_m, users) = setup(&memory).await;
-        let (caller_f, users_f) = setup(&file).await;
-        assert_eq!(users, users_f);
-        let setup_events = event_types(&memory, &caller_m).await.len();
+        let mut admins = vec![
+            ("MemoryStore", ToggleAdmin::new(MemoryStore::new())),
+            ("FileStore", ToggleAdmin::new(open())),
+        ];
+        #[cfg(feature = "postgres")]
+        let _schema = match postgres().await {
+            Some((schema, admin)) => {
+                admins.push(("PostgresStore", admin));
+                Some(schema)
+            }
+            None => None,
+        };
+        let mut backends = Vec::new();
+        let mut users = None;
+        for (name, admin) in admins {
+            let (caller, ids) = setup(&admin).await;
+            assert_eq!(users.get_or_insert_with(|| ids.clone()), &ids, "{name}");
+            backends.push(Backend {
+                name,
+                admin,
+                caller,
+            });
+        }
+        let users = users.unwrap();
+        let reference = &backends[0];
+        let setup_events = event_types(&reference.admin, &reference.caller).await.len();
         let mut model = Model {
             users: users.clone(),
             features: [("f".to_owned(), false), ("g".to_owned(), false)].into(),
             ..Default::default()
         };
         for op in &ops {
-            let before_m = observe(&memory, &caller_m).await;
-            let before_f = observe(&file, &caller_f).await;
             let expected = model.apply(op);
-            let ok_m = run(&memory, &caller_m, &users, op).await;
-            let ok_f = run(&file, &caller_f, &users, op).await;
-            assert_eq!(ok_m, expected, "MemoryStore vs model on {op:?}");
-            assert_eq!(ok_f, expected, "FileStore vs model on {op:?}");
-            if !expected {
+            let mut first: Option<Outcome> = None;
+            for backend in &backends {
+                let before = observe(&backend.admin, &backend.caller).await;
+                let got = run(&backend.admin, &backend.caller, &users, op).await;
                 assert_eq!(
-                    observe(&memory, &caller_m).await,
-                    before_m,
-                    "a failed {op:?} changed the MemoryStore"
+                    got.is_ok(),
+                    expected,
+                    "{} vs model on {op:?}: {got:?}",
+                    backend.name
                 );
-                assert_eq!(
-                    observe(&file, &caller_f).await,
-                    before_f,
-                    "a failed {op:?} changed the FileStore"
-                );
+                // The same answer from every store: the value, or the error's kind, message
+                // and details.
+                match &first {
+                    None => first = Some(got.clone()),
+                    Some(reference) => assert_eq!(
+                        &got, reference,
+                        "{} vs {} on {op:?}",
+                        backend.name, backends[0].name
+                    ),
+                }
+                if !expected {
+                    assert_eq!(
+                        observe(&backend.admin, &backend.caller).await,
+                        before,
+                        "a failed {op:?} changed the {}",
+                        backend.name
+                    );
+                }
             }
         }
-        let state = observe(&memory, &caller_m).await;
-        assert_eq!(
-            observe(&file, &caller_f).await,
-            state,
-            "MemoryStore vs FileStore"
-        );
-        check_model(&memory, &caller_m, &model, setup_events).await;
-        check_model(&file, &caller_f, &model, setup_events).await;
+        let state = observe(&reference.admin, &reference.caller).await;
+        for backend in &backends {
+            assert_eq!(
+                observe(&backend.admin, &backend.caller).await,
+                state,
+                "{} vs {}",
+                backend.name,
+                reference.name
+            );
+            check_model(&backend.admin, &backend.caller, &model, setup_events).await;
+        }
+        let file = backends.remove(1);
+        assert_eq!(file.name, "FileStore");
         drop(file);
         let reopened = ToggleAdmin::new(open());
         let caller_r = reopened
@@ -635,7 +554,7 @@ proptest! {
     })]
 
     #[test]
-    fn memory_file_and_model_agree(ops in prop::collection::vec(op(), 1..20)) {
+    fn stores_and_model_agree(ops in prop::collection::vec(op(), 1..20)) {
         scenario(ops);
     }
 }

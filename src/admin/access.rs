@@ -8,7 +8,7 @@ use super::records::{decode_opt, encode, project_key, revision_of};
 use super::users::{group_key, role_key, user_key};
 use super::{Check, ToggleAdmin, event};
 use crate::access::{self, AccessChange, Group, KnownIds, Role, RoleType, User};
-use crate::auth::{Caller, Grant, Permission};
+use crate::auth::{Caller, Grant};
 use crate::error::{Error, Result};
 use crate::model::ProjectAccessConfiguration;
 use crate::store::{ChangeSet, Collection, Key, Revision};
@@ -23,13 +23,14 @@ impl ToggleAdmin {
     /// (the HTTP order of checks: permission before body shape). Which of them the change
     /// needs is known only from the body, and is checked by
     /// [`set_project_access`](Self::set_project_access).
+    #[cfg(feature = "http")]
     pub(crate) async fn require_some_access_permission(
         &self,
         caller: &Caller,
         project: &str,
     ) -> Result<()> {
-        let users = Check::project(Permission::ProjectUserAccessWrite, project);
-        let groups = Check::project(Permission::ProjectGroupAccessWrite, project);
+        let users = Check::project(crate::auth::Permission::ProjectUserAccessWrite, project);
+        let groups = Check::project(crate::auth::Permission::ProjectGroupAccessWrite, project);
         match self.require(caller, &[users]).await {
             Ok(_) => Ok(()),
             Err(Error::NoAccess { .. }) => self.require(caller, &[groups]).await.map(drop),
@@ -60,6 +61,10 @@ impl ToggleAdmin {
     ///    and the new one as `data`. Setting the configuration the project already has
     ///    writes nothing. Concurrent calls on one project never interleave: the result is
     ///    exactly one of the submitted configurations.
+    ///
+    /// Roles are given by id: the built-in project roles are
+    /// [`OWNER_ROLE`](crate::access::OWNER_ROLE) (4) and [`MEMBER_ROLE`](crate::access::MEMBER_ROLE)
+    /// (5); custom roles have the ids [`create_role`](Self::create_role) returned.
     ///
     /// The new assignment takes effect at the next permission check of the users concerned.
     ///

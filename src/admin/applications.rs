@@ -99,6 +99,7 @@ impl ToggleAdmin {
 
     /// Check that `caller` may register or delete applications, before a body is read (the
     /// HTTP order of checks: permission before body shape).
+    #[cfg(feature = "http")]
     pub(crate) async fn require_application_permission(&self, caller: &Caller) -> Result<()> {
         self.require(caller, &[Check::root(Permission::UpdateApplication)])
             .await

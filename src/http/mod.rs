@@ -1,16 +1,38 @@
 //! The admin API over HTTP (feature `http`): [`router`] turns a [`ToggleAdmin`] into an axum
 //! [`Router`] that speaks the HTTP contract of the specification at Unleash's paths.
 //!
-//! ```no_run
-//! # async fn run() -> Result<(), Box<dyn std::error::Error>> {
-//! use toggle_admin::{MemoryStore, ToggleAdmin};
+//! The router owns the paths under `/api/` and sets no fallback of its own, so it merges
+//! into any axum app next to the app's own routes and fallback:
 //!
-//! let admin = ToggleAdmin::new(MemoryStore::new());
-//! let app = toggle_admin::http::router(admin);
-//! let listener = tokio::net::TcpListener::bind("127.0.0.1:4242").await?;
-//! axum::serve(listener, app).await?;
-//! # Ok(()) }
+//! ```no_run
+//! use axum::Router;
+//! use axum::http::StatusCode;
+//! use axum::routing::get;
+//! use toggle_admin::{FileStore, ToggleAdmin};
+//!
+//! #[tokio::main]
+//! async fn main() -> Result<(), Box<dyn std::error::Error>> {
+//!     let admin = ToggleAdmin::new(FileStore::open("toggle-admin-data")?);
+//!     // On the first start only: an admin key (its secret is shown once; keep it).
+//!     if !admin.is_bootstrapped().await? {
+//!         let key = admin.bootstrap_admin_key("ops").await?;
+//!         println!("admin API key: {}", key.secret);
+//!     }
+//!     let app = Router::new()
+//!         .route("/health", get(|| async { "ok" }))              // your routes
+//!         .fallback(|| async { (StatusCode::NOT_FOUND, "nothing here") }) // your fallback
+//!         .merge(toggle_admin::http::router(admin));              // /api/… is the admin API
+//!     let listener = tokio::net::TcpListener::bind("127.0.0.1:4242").await?;
+//!     axum::serve(listener, app)
+//!         .with_graceful_shutdown(async {
+//!             let _ = tokio::signal::ctrl_c().await;
+//!         })
+//!         .await?;
+//!     Ok(())
+//! }
 //! ```
+//!
+//! (The same program as the README's "Add it to your service", compiled as a doctest.)
 //!
 //! # Every request
 //!
@@ -35,8 +57,9 @@
 //! 6. The operation itself: existence (404), validation (400), name clashes (409), as
 //!    documented on [`ToggleAdmin`].
 //!
-//! An unknown path answers 404 `NotFoundError`, a known path with another method 405
-//! `MethodNotAllowedError`. Every error body is `{id, name, message, details?}` with a fresh
+//! An unknown path under `/api/` answers 404 `NotFoundError` (paths elsewhere are the host
+//! app's; a standalone server may use [`not_found`] as its fallback), a known path with
+//! another method 405 `MethodNotAllowedError`. Every error body is `{id, name, message, details?}` with a fresh
 //! UUID `id` ([`ErrorBody`](crate::ErrorBody)); a 500 says only that the store failed, and its
 //! cause goes to the log (`tracing::error!`). No client input causes a 500.
 //!
@@ -200,7 +223,7 @@ impl RouterConfig {
         };
         #[cfg(feature = "openapi")]
         let routes = routes.layer(axum::Extension(openapi::Document(
-            serde_json::to_string(&_document).unwrap_or_default().into(),
+            serde_json::to_string(&_document).ok().map(Into::into),
         )));
         let router = routes
             .layer(DefaultBodyLimit::max(self.body_limit))

@@ -61,10 +61,11 @@ impl Modify for SecurityAddon {
     }
 }
 
-/// The document, encoded once when the router is built, for [`document`].
+/// The document, encoded once when the router is built (`None` if it could not be), for
+/// [`document`].
 #[cfg(feature = "openapi")]
 #[derive(Clone)]
-pub(crate) struct Document(pub(crate) std::sync::Arc<str>);
+pub(crate) struct Document(pub(crate) Option<std::sync::Arc<str>>);
 
 /// The route that serves the document, without authentication.
 #[cfg(feature = "openapi")]
@@ -84,15 +85,21 @@ pub(crate) fn routes() -> OpenApiRouter<crate::ToggleAdmin> {
     )
 )]
 async fn document(Extension(Document(json)): Extension<Document>) -> Response {
-    (
-        StatusCode::OK,
-        [(
-            axum::http::header::CONTENT_TYPE,
-            "application/json; charset=utf-8",
-        )],
-        json.to_string(),
-    )
-        .into_response()
+    match json {
+        Some(json) => (
+            StatusCode::OK,
+            [(
+                axum::http::header::CONTENT_TYPE,
+                "application/json; charset=utf-8",
+            )],
+            json.to_string(),
+        )
+            .into_response(),
+        None => super::error::error_response(&crate::error::Error::internal(
+            "could not encode the OpenAPI document",
+            None,
+        )),
+    }
 }
 
 fn error_response(description: &str) -> RefOr<utoipa::openapi::Response> {

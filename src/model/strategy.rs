@@ -209,6 +209,44 @@ pub struct FeatureStrategy {
 }
 
 impl FeatureStrategy {
+    /// A strategy of type `name` (`default`, `flexibleRollout`, …), every other field absent:
+    /// build the rest with the `with_…` methods instead of spelling the nullable fields'
+    /// `Option<Option<…>>` (outer `None`: absent; `Some(None)`: JSON `null`).
+    ///
+    /// ```
+    /// use toggle_admin::model::FeatureStrategy;
+    /// let rollout = FeatureStrategy::new("flexibleRollout")
+    ///     .with_title("Half of the users")
+    ///     .with_parameter("rollout", "50")
+    ///     .with_disabled(false);
+    /// assert_eq!(rollout.title, Some(Some("Half of the users".to_owned())));
+    /// assert!(!rollout.is_disabled());
+    /// ```
+    pub fn new(name: impl Into<String>) -> Self {
+        Self {
+            name: name.into(),
+            ..Self::default()
+        }
+    }
+
+    /// With a title.
+    pub fn with_title(mut self, title: impl Into<String>) -> Self {
+        self.title = Some(Some(title.into()));
+        self
+    }
+
+    /// Disabled (not evaluated, not returned to client SDKs) or not.
+    pub fn with_disabled(mut self, disabled: bool) -> Self {
+        self.disabled = Some(Some(disabled));
+        self
+    }
+
+    /// With the parameter `name` set to `value`.
+    pub fn with_parameter(mut self, name: impl Into<String>, value: impl Into<String>) -> Self {
+        self.parameters.insert(name.into(), value.into());
+        self
+    }
+
     /// `disabled`, false when absent or `null`.
     pub fn is_disabled(&self) -> bool {
         self.disabled.flatten().unwrap_or(false)

@@ -485,7 +485,7 @@ impl StoreError {
 /// no `async-trait` dependency is needed) on your `impl Store for YourStore`, and write the
 /// methods as `async fn`. Then run the scenario suite (feature `conformance`) against it:
 ///
-/// ```ignore
+/// ```text
 /// #[toggle_admin::async_trait]
 /// impl toggle_admin::Store for MyStore {
 ///     async fn get(&self, key: &Key) -> Result<Option<Versioned>, StoreError> { … }
@@ -494,7 +494,7 @@ impl StoreError {
 ///
 /// #[tokio::test(flavor = "multi_thread")]
 /// async fn my_store_conforms() {
-///     toggle_admin::store::conformance::run_all_shared(|| async { Arc::new(MyStore::new()) }).await;
+///     toggle_admin::store::conformance::run_all(|| async { MyStore::new() }).await;
 /// }
 /// ```
 #[async_trait]

@@ -1,5 +1,4 @@
 //! Users, keys and access configurations for the access and application tests.
-#![allow(dead_code)]
 
 use serde_json::json;
 use toggle_admin::admin::NewUser;
@@ -51,7 +50,7 @@ pub fn config(roles: Vec<RoleAccess>) -> ProjectAccessConfiguration {
 
 /// A patch adding a variant `blue`.
 pub fn add_blue() -> json_patch::Patch {
-    super::common::patch(
+    super::facade::patch(
         json!([{ "op": "add", "path": "/-", "value": { "name": "blue", "weight": 0 } }]),
     )
 }

@@ -1,6 +1,5 @@
 //! PostgreSQL test support: the server from `TOGGLE_ADMIN_TEST_POSTGRES`, and schemas of a
 //! test's own, dropped at the end.
-#![allow(dead_code)]
 
 use std::sync::atomic::{AtomicUsize, Ordering};
 

@@ -1,5 +1,4 @@
 //! Shared set-up for the black-box tests: a store with a project, environments and a feature.
-#![allow(dead_code)]
 
 use serde_json::{Value, json};
 use toggle_admin::admin::NewFeature;

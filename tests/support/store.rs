@@ -1,5 +1,4 @@
 //! Helpers shared by the FileStore test files.
-#![allow(dead_code, clippy::unwrap_used, clippy::expect_used)]
 
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};

@@ -1,6 +1,5 @@
 //! Shared set-up for the HTTP tests: a store with environments, projects and a feature, and
 //! a way to send one request through the router.
-#![allow(dead_code)]
 
 use axum::Router;
 use axum::body::Body;
