@@ -21,7 +21,7 @@ cd "$(dirname "$0")/.."
 
 venv=${SCHEMATHESIS_VENV:-target/schemathesis-venv}
 max_examples=${MAX_EXAMPLES:-25}
-key=${TOGGLE_ADMIN_BOOTSTRAP_KEY:-schemathesis-admin-key}
+key=${TOGGLE_ADMIN_BOOTSTRAP_KEY:-schemathesis-admin-key-0123456789abcdef}
 schema=tests/fixtures/unleash-compat/unleash-openapi-6.10.1.json
 
 if [ ! -x "$venv/bin/schemathesis" ]; then

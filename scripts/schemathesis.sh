@@ -15,7 +15,7 @@ cd "$(dirname "$0")/.."
 
 venv=${SCHEMATHESIS_VENV:-target/schemathesis-venv}
 max_examples=${MAX_EXAMPLES:-25}
-key=${TOGGLE_ADMIN_BOOTSTRAP_KEY:-schemathesis-admin-key}
+key=${TOGGLE_ADMIN_BOOTSTRAP_KEY:-schemathesis-admin-key-0123456789abcdef}
 
 if [ ! -x "$venv/bin/schemathesis" ]; then
     echo "--- installing schemathesis into $venv"
