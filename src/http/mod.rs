@@ -94,6 +94,7 @@
 mod access;
 mod applications;
 mod catalog;
+mod client;
 mod error;
 mod events;
 mod extract;
@@ -194,6 +195,7 @@ fn api() -> OpenApiRouter<ToggleAdmin> {
         import::routes(),
         catalog::routes(),
         feature_config::routes(),
+        client::routes(),
         #[cfg(feature = "openapi")]
         openapi::routes(),
     ]
