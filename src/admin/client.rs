@@ -12,7 +12,8 @@ use chrono::Utc;
 use sha2::{Digest, Sha256};
 use unleash_types::client_features::{
     ClientFeature, ClientFeatures, Constraint as WireConstraint, FeatureDependency, Query,
-    Segment as WireSegment, Strategy, StrategyVariant as WireStrategyVariant, Variant as WireVariant,
+    Segment as WireSegment, Strategy, StrategyVariant as WireStrategyVariant,
+    Variant as WireVariant,
 };
 
 use super::records::{
@@ -219,10 +220,12 @@ impl ToggleAdmin {
             let tags: FeatureTagsRecord =
                 decode_opt(&keys[3 * i + 1], records[3 * i + 1].as_ref())?.unwrap_or_default();
             if !query.tags.is_empty()
-                && !tags
-                    .tags
-                    .iter()
-                    .any(|t| query.tags.iter().any(|(ty, v)| *ty == t.tag_type && *v == t.value))
+                && !tags.tags.iter().any(|t| {
+                    query
+                        .tags
+                        .iter()
+                        .any(|(ty, v)| *ty == t.tag_type && *v == t.value)
+                })
             {
                 continue;
             }
@@ -246,9 +249,8 @@ impl ToggleAdmin {
                     } else {
                         for id in &s.segments {
                             if let Some(segment) = segments.get(id) {
-                                constraints.extend(wire::<_, Vec<WireConstraint>>(
-                                    &segment.constraints,
-                                )?);
+                                constraints
+                                    .extend(wire::<_, Vec<WireConstraint>>(&segment.constraints)?);
                             }
                         }
                         None

@@ -370,7 +370,11 @@ fn check_new_key(
                 .iter()
                 .enumerate()
                 .map(|(i, p)| ("project", format!("access.projects[{i}]"), p.as_str()))
-                .chain([("environment", "access.environment".to_owned(), environment.as_str())]);
+                .chain([(
+                    "environment",
+                    "access.environment".to_owned(),
+                    environment.as_str(),
+                )]);
             for (what, path, scope) in scopes {
                 if what == "project" && scope == "*" {
                     continue;

@@ -14,9 +14,9 @@ use utoipa_axum::routes;
 
 use super::error::HttpResult;
 use super::extract::{AnyKey, QueryParams};
+use crate::ToggleAdmin;
 use crate::admin::ClientFeaturesQuery;
 use crate::error::Error;
-use crate::ToggleAdmin;
 
 pub(crate) fn routes() -> OpenApiRouter<ToggleAdmin> {
     OpenApiRouter::new().routes(routes!(features))
@@ -68,9 +68,9 @@ async fn features(
             "project" => query.projects.push(value),
             "namePrefix" => query.name_prefix = Some(value),
             "tag" => match value.split_once(':') {
-                Some((tag_type, tag_value)) => query
-                    .tags
-                    .push((tag_type.to_owned(), tag_value.to_owned())),
+                Some((tag_type, tag_value)) => {
+                    query.tags.push((tag_type.to_owned(), tag_value.to_owned()))
+                }
                 None => {
                     return Err(Error::invalid_at(
                         "/tag",
