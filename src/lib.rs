@@ -82,3 +82,5 @@ pub use import::{ImportReport, ImportValidation};
 /// [`variants::decode_patch`].
 pub use json_patch::Patch;
 pub use store::{FileStore, MemoryStore, Store};
+/// The client API's wire types (Unleash's `unleash-types`), re-exported.
+pub use unleash_types;

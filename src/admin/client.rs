@@ -69,6 +69,7 @@ struct Scope {
 /// The client API's shared state: the document cache.
 #[derive(Debug, Default)]
 pub(crate) struct ClientState {
+    pub(super) metrics: super::client_metrics::MetricsState,
     cache: Mutex<HashMap<(Scope, ClientFeaturesQuery), (Revision, ClientFeaturesDocument)>>,
 }
 
@@ -134,6 +135,11 @@ impl ToggleAdmin {
     /// The projects and environment `caller` reads the client API in; the key is read
     /// afresh, so a revoked or expired key is refused at once.
     async fn client_scope(&self, caller: &Caller) -> Result<Scope> {
+        Ok(self.client_scope_and_basis(caller).await?.0)
+    }
+
+    /// [`client_scope`](Self::client_scope) and the key's record with its revision read.
+    async fn client_scope_and_basis(&self, caller: &Caller) -> Result<(Scope, (Key, Revision))> {
         let key = Key::new(Collection::ApiKeys, caller.secret_hash.clone());
         let Some(record) = self.store.get(&key).await? else {
             return Err(Error::AuthenticationRequired {
@@ -150,7 +156,7 @@ impl ToggleAdmin {
         if info.is_expired_at(Utc::now()) {
             return Err(keys::expired());
         }
-        Ok(match &info.access {
+        let scope = match &info.access {
             KeyAccess::Client {
                 projects,
                 environment,
@@ -163,7 +169,8 @@ impl ToggleAdmin {
                 projects: None,
                 environment: DEFAULT_CLIENT_ENVIRONMENT.to_owned(),
             },
-        })
+        };
+        Ok((scope, (key, record.revision)))
     }
 
     async fn read_client_features(
@@ -335,6 +342,16 @@ impl ToggleAdmin {
             meta: None,
         })
     }
+}
+
+/// The environment `caller` reports in, and its key's record with the revision read (a
+/// precondition of the writes it makes).
+pub(super) async fn client_key_basis(
+    admin: &ToggleAdmin,
+    caller: &Caller,
+) -> Result<(String, (Key, Revision))> {
+    let (scope, basis) = admin.client_scope_and_basis(caller).await?;
+    Ok((scope.environment, basis))
 }
 
 /// Our model's value as the wire type that has the same JSON shape.

@@ -38,6 +38,7 @@ mod access;
 mod applications;
 mod catalog;
 mod client;
+mod client_metrics;
 mod context;
 mod dependencies;
 mod feature_environments;
@@ -63,6 +64,10 @@ use crate::store::{
 };
 
 pub use client::{ClientFeaturesDocument, ClientFeaturesQuery, DEFAULT_CLIENT_ENVIRONMENT};
+pub use client_metrics::{
+    DEFAULT_INSTANCE_TIMEOUT, DEFAULT_METRICS_FLUSH_INTERVAL, FeatureEnvironmentMetrics,
+    FeatureUsage,
+};
 pub use features::ArchivedFeatures;
 pub use projects::{NewFeature, NewProject};
 pub use users::{NewGroup, NewRole, NewUser};

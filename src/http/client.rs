@@ -1,8 +1,10 @@
-//! The client API for server-side SDKs: `GET /api/client/features`.
+//! The client API for server-side SDKs: `GET /api/client/features`, `POST
+//! /api/client/register`, `POST /api/client/metrics`; and the admin side of its metrics,
+//! `GET /api/admin/client-metrics/features/{name}`.
 //!
-//! Any valid key may call it: a client key sees its projects in its environment, other keys
-//! every project in `default` (as in Unleash). The response carries an `ETag`; a request
-//! whose `If-None-Match` holds it gets 304 with no body.
+//! Any valid key may call the client routes: a client key sees its projects in its
+//! environment, other keys every project in `default` (as in Unleash). The features response
+//! carries an `ETag`; a request whose `If-None-Match` holds it gets 304 with no body.
 
 use axum::body::Body;
 use axum::body::Bytes;
@@ -13,13 +15,93 @@ use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 
 use super::error::HttpResult;
-use super::extract::{AnyKey, QueryParams};
+use super::extract::{AnyKey, Authenticated, JsonValue, Params, QueryParams};
 use crate::ToggleAdmin;
 use crate::admin::ClientFeaturesQuery;
 use crate::error::Error;
 
 pub(crate) fn routes() -> OpenApiRouter<ToggleAdmin> {
-    OpenApiRouter::new().routes(routes!(features))
+    OpenApiRouter::new()
+        .routes(routes!(features))
+        .routes(routes!(register))
+        .routes(routes!(metrics))
+        .routes(routes!(feature_usage))
+}
+
+/// An SDK body: leniently decoded (SDKs send fields of their own), a wrong shape → 400.
+fn sdk_body<T: serde::de::DeserializeOwned>(value: serde_json::Value) -> Result<T, Error> {
+    serde_path_to_error::deserialize(value).map_err(|e| {
+        let path = e.path().to_string();
+        Error::invalid_at(
+            if path == "." { String::new() } else { path },
+            e.into_inner().to_string(),
+        )
+    })
+}
+
+/// Register an SDK instance (Unleash's `clientApplicationSchema`): 202, no body.
+#[utoipa::path(
+    post,
+    path = "/api/client/register",
+    tag = "client",
+    request_body(content = Object, description = "appName, instanceId, sdkVersion, strategies, started, interval.", content_type = "application/json"),
+    responses(
+        (status = 202, description = "Registered; no body."),
+        super::openapi::BodyErrors
+    )
+)]
+async fn register(
+    State(admin): State<ToggleAdmin>,
+    AnyKey(caller): AnyKey,
+    JsonValue(body): JsonValue,
+) -> HttpResult<StatusCode> {
+    let registration: unleash_types::client_metrics::ClientApplication = sdk_body(body)?;
+    admin.register_client(&caller, &registration).await?;
+    Ok(StatusCode::ACCEPTED)
+}
+
+/// Report usage metrics (Unleash's `clientMetricsSchema`): 202, no body. Buffered; see
+/// [`ToggleAdmin::record_client_metrics`].
+#[utoipa::path(
+    post,
+    path = "/api/client/metrics",
+    tag = "client",
+    request_body(content = Object, description = "appName, instanceId, bucket {start, stop, toggles}.", content_type = "application/json"),
+    responses(
+        (status = 202, description = "Accepted; no body."),
+        super::openapi::BodyErrors
+    )
+)]
+async fn metrics(
+    State(admin): State<ToggleAdmin>,
+    AnyKey(caller): AnyKey,
+    JsonValue(body): JsonValue,
+) -> HttpResult<StatusCode> {
+    let report: unleash_types::client_metrics::ClientMetrics = sdk_body(body)?;
+    admin.record_client_metrics(&caller, &report).await?;
+    Ok(StatusCode::ACCEPTED)
+}
+
+/// A feature's last hour of usage and the applications that reported it (Unleash's
+/// `featureUsageSchema`).
+#[utoipa::path(
+    get,
+    path = "/api/admin/client-metrics/features/{name}",
+    tag = "metrics",
+    params(super::openapi::NamePath),
+    responses(
+        (status = 200, description = "The feature's usage.", body = crate::admin::FeatureUsage),
+        super::openapi::Errors
+    )
+)]
+async fn feature_usage(
+    State(admin): State<ToggleAdmin>,
+    Authenticated(caller): Authenticated,
+    Params(name): Params<String>,
+) -> HttpResult<super::error::Json<crate::admin::FeatureUsage>> {
+    Ok(super::error::Json::ok(
+        admin.feature_usage(&caller, &name).await?,
+    ))
 }
 
 /// The `Unleash-Client-Spec` version from which an SDK handles segments by reference.
