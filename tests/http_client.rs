@@ -565,7 +565,8 @@ async fn registration_shows_the_application_and_its_instances() {
     assert_eq!(r.json()["total"], 1, "{}", r.text());
 
     // Instances that stopped reporting drop out of the listing.
-    t.admin.set_instance_timeout(std::time::Duration::ZERO);
+    t.admin
+        .set_instance_timeout(Some(std::time::Duration::from_millis(1)));
     tokio::time::sleep(std::time::Duration::from_millis(5)).await;
     let app = t
         .call(

@@ -30,8 +30,6 @@ use crate::error::{Error, Result};
 use crate::model::{Application, ApplicationInstance};
 use crate::store::{ChangeSet, Collection, Key};
 
-/// How long an instance that has not registered again stays listed, by default.
-pub const DEFAULT_INSTANCE_TIMEOUT: Duration = Duration::from_secs(24 * 3600);
 /// How long buffered metrics may wait for a write, by default.
 pub const DEFAULT_METRICS_FLUSH_INTERVAL: Duration = Duration::from_secs(5);
 /// How long metrics are kept.
@@ -111,7 +109,7 @@ pub(crate) struct MetricsState {
     buffer: Mutex<BTreeMap<Bucket, Counts>>,
     last_flush: Mutex<Instant>,
     flush_interval: Mutex<Duration>,
-    instance_timeout: Mutex<Duration>,
+    instance_timeout: Mutex<Option<Duration>>,
     /// Held by the one flush writing at a time.
     flushing: tokio::sync::Mutex<()>,
 }
@@ -122,7 +120,7 @@ impl Default for MetricsState {
             buffer: Mutex::new(BTreeMap::new()),
             last_flush: Mutex::new(Instant::now()),
             flush_interval: Mutex::new(DEFAULT_METRICS_FLUSH_INTERVAL),
-            instance_timeout: Mutex::new(DEFAULT_INSTANCE_TIMEOUT),
+            instance_timeout: Mutex::new(None),
             flushing: tokio::sync::Mutex::new(()),
         }
     }
@@ -140,9 +138,10 @@ fn poisoned() -> Error {
 }
 
 impl ToggleAdmin {
-    /// Instances that have not registered for `timeout` drop out of application listings
-    /// ([`DEFAULT_INSTANCE_TIMEOUT`] unless set). Shared by every clone of this facade.
-    pub fn set_instance_timeout(&self, timeout: Duration) {
+    /// Instances last seen more than `timeout` ago drop out of application listings and
+    /// reads (`None`, the default, keeps every instance: instances recorded through the admin
+    /// API may carry any `lastSeen`). Shared by every clone of this facade.
+    pub fn set_instance_timeout(&self, timeout: Option<Duration>) {
         if let Ok(mut t) = self.client.metrics.instance_timeout.lock() {
             *t = timeout;
         }
@@ -163,10 +162,10 @@ impl ToggleAdmin {
             .metrics
             .instance_timeout
             .lock()
-            .map(|t| *t)
-            .unwrap_or(DEFAULT_INSTANCE_TIMEOUT);
-        let oldest = TimeDelta::from_std(timeout)
             .ok()
+            .and_then(|t| *t);
+        let oldest = timeout
+            .and_then(|t| TimeDelta::from_std(t).ok())
             .and_then(|t| Utc::now().checked_sub_signed(t));
         if let Some(oldest) = oldest {
             application

@@ -64,10 +64,7 @@ use crate::store::{
 };
 
 pub use client::{ClientFeaturesDocument, ClientFeaturesQuery, DEFAULT_CLIENT_ENVIRONMENT};
-pub use client_metrics::{
-    DEFAULT_INSTANCE_TIMEOUT, DEFAULT_METRICS_FLUSH_INTERVAL, FeatureEnvironmentMetrics,
-    FeatureUsage,
-};
+pub use client_metrics::{DEFAULT_METRICS_FLUSH_INTERVAL, FeatureEnvironmentMetrics, FeatureUsage};
 pub use features::ArchivedFeatures;
 pub use projects::{NewFeature, NewProject};
 pub use users::{NewGroup, NewRole, NewUser};
