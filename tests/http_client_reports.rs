@@ -220,3 +220,47 @@ async fn metrics_are_buffered_aggregated_and_readable() {
         .await;
     r.error(StatusCode::BAD_REQUEST, "ValidationError");
 }
+
+#[tokio::test]
+async fn metrics_for_names_that_cannot_be_features_are_ignored() {
+    let t = setup().await;
+    let (key, _) = client_key(
+        &t,
+        json!({"tokenName": "sdk", "type": "client", "environment": "production"}),
+    )
+    .await;
+    t.admin
+        .set_metrics_flush_interval(std::time::Duration::ZERO);
+    let now = chrono::Utc::now().to_rfc3339();
+    let long = "x".repeat(10_000);
+    let body = json!({
+        "appName": "web",
+        "bucket": {"start": now, "stop": now, "toggles": {
+            "f": {"yes": 1, "no": 0},
+            "bad\u{1}name": {"yes": 1, "no": 0},
+            long.clone(): {"yes": 1, "no": 0}
+        }}
+    });
+    let r = t
+        .call_as(&key, Method::POST, "/api/client/metrics", Some(&body))
+        .await;
+    assert_eq!(r.status, StatusCode::ACCEPTED, "{}", r.text());
+    assert_eq!(
+        t.admin.feature_metrics(&t.caller, "f").await.unwrap().len(),
+        1
+    );
+    assert!(
+        t.admin
+            .feature_metrics(&t.caller, &long)
+            .await
+            .unwrap()
+            .is_empty()
+    );
+    // An application name that cannot be one: 400.
+    let mut bad = body.clone();
+    bad["appName"] = json!("a\nb");
+    let r = t
+        .call_as(&key, Method::POST, "/api/client/metrics", Some(&bad))
+        .await;
+    r.error(StatusCode::BAD_REQUEST, "ValidationError");
+}

@@ -34,6 +34,9 @@ use crate::store::{ChangeSet, Collection, Key};
 pub const DEFAULT_METRICS_FLUSH_INTERVAL: Duration = Duration::from_secs(5);
 /// How long metrics are kept.
 const RETENTION_HOURS: i64 = 48;
+/// At most this many (feature, application, environment, hour) counts wait in the buffer;
+/// reports past it are dropped (and logged) until a write succeeds.
+const MAX_BUFFERED: usize = 100_000;
 
 /// One feature's evaluations by one application in one environment during one hour, in
 /// Unleash's `featureEnvironmentMetricsSchema`.
@@ -184,12 +187,12 @@ impl ToggleAdmin {
         caller: &Caller,
         registration: &ClientApplication,
     ) -> Result<()> {
-        if registration.app_name.trim().is_empty()
-            || registration.app_name.chars().any(char::is_control)
+        if let Some(problem) =
+            crate::names::display_name_problem(&registration.app_name, crate::names::MAX_NAME)
         {
             return Err(Error::invalid_at(
                 "appName",
-                "an application name must have a visible character and no control characters",
+                format!("the application name {problem}"),
             ));
         }
         let now = Utc::now();
@@ -231,13 +234,24 @@ impl ToggleAdmin {
 
     /// Add an SDK's metrics report (`POST /api/client/metrics`) to the buffer, counted in the
     /// key's environment and the hour the bucket started; write the buffer if the flush
-    /// interval has passed since the last write. Any valid key.
+    /// interval has passed since the last write (a failed write is logged and retried with
+    /// the next report: the counts stay buffered). Any valid key. Counts for names that
+    /// cannot be feature names (not URL-friendly, over 255 characters) are ignored; an
+    /// application name that cannot be one → [`Error::Validation`].
     pub async fn record_client_metrics(
         &self,
         caller: &Caller,
         report: &ClientMetrics,
     ) -> Result<()> {
         let (environment, _) = client_key_basis(self, caller).await?;
+        if let Some(problem) =
+            crate::names::display_name_problem(&report.app_name, crate::names::MAX_NAME)
+        {
+            return Err(Error::invalid_at(
+                "appName",
+                format!("the application name {problem}"),
+            ));
+        }
         if let Some(bucket) = &report.bucket {
             let hour = bucket
                 .start
@@ -245,6 +259,19 @@ impl ToggleAdmin {
                 .unwrap_or(bucket.start);
             let mut buffer = self.client.metrics.buffer.lock().map_err(|_| poisoned())?;
             for (feature, stats) in &bucket.toggles {
+                if crate::names::name_problem(feature, crate::names::MAX_NAME).is_some() {
+                    continue;
+                }
+                let bucket_key = (
+                    feature.clone(),
+                    report.app_name.clone(),
+                    environment.clone(),
+                    hour,
+                );
+                if buffer.len() >= MAX_BUFFERED && !buffer.contains_key(&bucket_key) {
+                    tracing::warn!(feature, "client metrics buffer full: counts dropped");
+                    continue;
+                }
                 let counts = Counts {
                     yes: u64::from(stats.yes),
                     no: u64::from(stats.no),
@@ -254,15 +281,7 @@ impl ToggleAdmin {
                         .map(|(k, v)| (k.clone(), u64::from(*v)))
                         .collect(),
                 };
-                buffer
-                    .entry((
-                        feature.clone(),
-                        report.app_name.clone(),
-                        environment.clone(),
-                        hour,
-                    ))
-                    .or_default()
-                    .add(&counts);
+                buffer.entry(bucket_key).or_default().add(&counts);
             }
         }
         let due = {
@@ -280,8 +299,8 @@ impl ToggleAdmin {
                 .map_err(|_| poisoned())?;
             last.elapsed() >= interval
         };
-        if due {
-            self.flush_client_metrics().await?;
+        if due && let Err(error) = self.flush_client_metrics().await {
+            tracing::warn!(%error, "writing client metrics failed; they stay buffered");
         }
         Ok(())
     }
