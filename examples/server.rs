@@ -506,11 +506,29 @@ async fn run(options: Options) -> Result<(), String> {
         let _ = out.flush();
     }
     tracing::info!(%local, "serving the admin API");
+    // SDK metrics are buffered in memory: written every few seconds, and at shutdown.
+    let flusher = {
+        let admin = admin.clone();
+        tokio::spawn(async move {
+            let mut every =
+                tokio::time::interval(toggle_admin::admin::DEFAULT_METRICS_FLUSH_INTERVAL);
+            loop {
+                every.tick().await;
+                if let Err(e) = admin.flush_client_metrics().await {
+                    tracing::warn!("writing client metrics: {e}");
+                }
+            }
+        })
+    };
     let served = options
         .config
         .prometheus(prometheus)
         .serve(admin.clone(), listener, shutdown)
         .await;
+    flusher.abort();
+    if let Err(e) = admin.flush_client_metrics().await {
+        tracing::error!("writing client metrics at shutdown: {e}");
+    }
     drop(admin);
     close();
     served.map_err(|e| format!("serving: {e}"))?;

@@ -245,6 +245,62 @@ pub enum KeyAccess {
         /// The user's id.
         user_id: i64,
     },
+    /// A client (server-side SDK) key: it reads the client API (`/api/client/*`) for
+    /// `projects` in one `environment`, and is refused by every admin operation
+    /// ([`Error::NoAccess`](crate::Error::NoAccess)).
+    Client {
+        /// Unleash's token type: `client` or its newer name `backend`.
+        #[serde(default)]
+        token_type: ClientKeyType,
+        /// The projects it sees; `["*"]` for every project.
+        projects: Vec<String>,
+        /// The one environment it sees.
+        environment: String,
+    },
+}
+
+impl KeyAccess {
+    /// A client key for `projects` (`*` or empty for every project) in `environment`.
+    pub fn client(projects: Vec<String>, environment: impl Into<String>) -> Self {
+        let mut projects = projects;
+        projects.sort();
+        projects.dedup();
+        if projects.is_empty() || projects.iter().any(|p| p == "*") {
+            projects = vec!["*".to_owned()];
+        }
+        KeyAccess::Client {
+            token_type: ClientKeyType::Client,
+            projects,
+            environment: environment.into(),
+        }
+    }
+
+    /// Whether this is a client key.
+    pub fn is_client(&self) -> bool {
+        matches!(self, KeyAccess::Client { .. })
+    }
+}
+
+/// The type name of a client key, as Unleash lists it.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+#[cfg_attr(feature = "http", derive(utoipa::ToSchema))]
+pub enum ClientKeyType {
+    /// `client`.
+    #[default]
+    Client,
+    /// `backend`, the newer name of the same thing.
+    Backend,
+}
+
+impl ClientKeyType {
+    /// `client` or `backend`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ClientKeyType::Client => "client",
+            ClientKeyType::Backend => "backend",
+        }
+    }
 }
 
 /// An API key as stored: everything but the secret, whose hash is the record's id.
@@ -321,6 +377,11 @@ impl fmt::Debug for Caller {
 /// A fresh secret: `ta_` and 64 hex digits of 256 bits from the OS random source. Fails only
 /// when the operating system cannot provide randomness.
 pub(crate) fn new_secret() -> Result<String, crate::Error> {
+    Ok(format!("ta_{}", random_hex()?))
+}
+
+/// 64 hex digits of 256 bits from the OS random source.
+fn random_hex() -> Result<String, crate::Error> {
     let mut bytes = [0u8; 32];
     getrandom::fill(&mut bytes).map_err(|e| {
         crate::Error::internal(
@@ -328,13 +389,25 @@ pub(crate) fn new_secret() -> Result<String, crate::Error> {
             None,
         )
     })?;
-    let mut secret = String::with_capacity(3 + 64);
-    secret.push_str("ta_");
+    let mut hex = String::with_capacity(64);
     for byte in bytes {
-        secret.push(char::from(HEX[usize::from(byte >> 4)]));
-        secret.push(char::from(HEX[usize::from(byte & 0xf)]));
+        hex.push(char::from(HEX[usize::from(byte >> 4)]));
+        hex.push(char::from(HEX[usize::from(byte & 0xf)]));
     }
-    Ok(secret)
+    Ok(hex)
+}
+
+/// A fresh secret of a client key, in Unleash's shape `project:environment.random`: the
+/// project is `*` for every project and `[]` for several.
+pub(crate) fn new_client_secret(
+    projects: &[String],
+    environment: &str,
+) -> Result<String, crate::Error> {
+    let project = match projects {
+        [one] => one.as_str(),
+        _ => "[]",
+    };
+    Ok(format!("{project}:{environment}.{}", random_hex()?))
 }
 
 /// The stored form of a secret: its SHA-256 as lowercase hex.
@@ -393,6 +466,25 @@ mod tests {
         assert_eq!(
             hash_secret("abc"),
             "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad"
+        );
+    }
+
+    #[test]
+    fn client_secrets_have_unleash_shape() {
+        let all = new_client_secret(&["*".to_owned()], "production").unwrap();
+        assert!(all.starts_with("*:production."), "{all}");
+        assert_eq!(all.len(), "*:production.".len() + 64);
+        let one = new_client_secret(&["web".to_owned()], "dev").unwrap();
+        assert!(one.starts_with("web:dev."), "{one}");
+        let several = new_client_secret(&["a".to_owned(), "b".to_owned()], "dev").unwrap();
+        assert!(several.starts_with("[]:dev."), "{several}");
+        assert_eq!(
+            KeyAccess::client(vec![], "dev"),
+            KeyAccess::Client {
+                token_type: ClientKeyType::Client,
+                projects: vec!["*".to_owned()],
+                environment: "dev".to_owned()
+            }
         );
     }
 

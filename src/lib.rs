@@ -75,10 +75,12 @@ pub use admin::ToggleAdmin;
 /// The attribute that implementing [`Store`] needs: `#[toggle_admin::async_trait]` on your
 /// `impl Store for …` (no direct dependency on `async-trait` needed).
 pub use async_trait::async_trait;
-pub use auth::{Caller, Grant, KeyAccess, NewApiKey, Permission};
+pub use auth::{Caller, ClientKeyType, Grant, KeyAccess, NewApiKey, Permission};
 pub use error::{Error, ErrorBody, ErrorDetail, Result};
 pub use import::{ImportReport, ImportValidation};
 /// The JSON Patch (RFC 6902) that [`ToggleAdmin::patch_variants`] takes; build one with
 /// [`variants::decode_patch`].
 pub use json_patch::Patch;
 pub use store::{FileStore, MemoryStore, Store};
+/// The client API's wire types (Unleash's `unleash-types`), re-exported.
+pub use unleash_types;

@@ -12,7 +12,7 @@ use crate::error::{Error, ErrorDetail, Result};
 use crate::model::{Application, ApplicationLinks};
 use crate::store::{ChangeSet, Collection, Key};
 
-fn application_key(name: &str) -> Key {
+pub(super) fn application_key(name: &str) -> Key {
     Key::new(Collection::Applications, name)
 }
 
@@ -110,9 +110,16 @@ impl ToggleAdmin {
     /// them.
     pub async fn applications(&self, caller: &Caller) -> Result<Vec<Application>> {
         self.require(caller, &[]).await?;
-        let listing = self.store.list(Collection::Applications, "").await?;
+        let mut listing = self.store.list(Collection::Applications, "").await?;
+        // Client metrics share the collection under ids no application name can have.
+        listing
+            .records
+            .retain(|(id, _)| !id.starts_with(super::records::SEP));
         let applications: Vec<Application> = decode_listing(Collection::Applications, &listing)?;
-        Ok(applications.into_iter().map(read_form).collect())
+        Ok(applications
+            .into_iter()
+            .map(|a| read_form(self.without_stale_instances(a)))
+            .collect())
     }
 
     /// The application `name` with its instances. Any valid key may read it; an unknown
@@ -120,8 +127,11 @@ impl ToggleAdmin {
     pub async fn application(&self, caller: &Caller, name: &str) -> Result<Application> {
         self.require(caller, &[]).await?;
         let key = application_key(name);
+        if name.starts_with(super::records::SEP) {
+            return Err(application_not_found(name));
+        }
         decode_opt(&key, self.store.get(&key).await?.as_ref())?
-            .map(read_form)
+            .map(|a| read_form(self.without_stale_instances(a)))
             .ok_or_else(|| application_not_found(name))
     }
 
@@ -188,7 +198,7 @@ impl ToggleAdmin {
 }
 
 /// `update` registered over `stored`: given fields win, instances merge by id.
-fn merge(stored: &Application, update: &Application) -> Application {
+pub(super) fn merge(stored: &Application, update: &Application) -> Application {
     let pick = |new: &Option<String>, old: &Option<String>| new.clone().or_else(|| old.clone());
     let mut instances = stored.instances.clone();
     for instance in &update.instances {
@@ -220,7 +230,7 @@ fn merge(stored: &Application, update: &Application) -> Application {
 }
 
 /// An application as stored: no links, a creation time.
-fn stored_form(application: &Application) -> Application {
+pub(super) fn stored_form(application: &Application) -> Application {
     Application {
         created_at: application.created_at.or_else(|| Some(chrono::Utc::now())),
         seen_toggles: Vec::new(),

@@ -13,7 +13,7 @@ use super::users::user_key;
 use super::{Check, ToggleAdmin, event};
 use crate::auth::{
     ApiKeyInfo, Caller, KeyAccess, NewApiKey, Permission, constant_time_eq, hash_secret,
-    new_secret, verifier_of,
+    new_client_secret, new_secret, verifier_of,
 };
 use crate::error::{Error, ErrorDetail, Result};
 use crate::names::{MAX_NAME, display_name_problem};
@@ -210,7 +210,14 @@ impl ToggleAdmin {
             if !problems.is_empty() {
                 return Err(Error::validation("The API key is not valid.", problems));
             }
-            let secret = new_secret()?;
+            let secret = match &access {
+                KeyAccess::Client {
+                    projects,
+                    environment,
+                    ..
+                } => new_client_secret(projects, environment)?,
+                _ => new_secret()?,
+            };
             let (key, stored) = key_for(name, access.clone(), expires_at, &secret);
             // A fresh 256-bit secret cannot collide; the precondition makes that a checked
             // fact.
@@ -367,6 +374,39 @@ fn check_new_key(
         KeyAccess::User { user_id } => {
             named.push(user_key(*user_id));
             paths.push(String::new());
+        }
+        KeyAccess::Client {
+            projects,
+            environment,
+            ..
+        } => {
+            let scopes = projects
+                .iter()
+                .enumerate()
+                .map(|(i, p)| ("project", format!("access.projects[{i}]"), p.as_str()))
+                .chain([(
+                    "environment",
+                    "access.environment".to_owned(),
+                    environment.as_str(),
+                )]);
+            for (what, path, scope) in scopes {
+                if what == "project" && scope == "*" {
+                    continue;
+                }
+                if display_name_problem(scope, MAX_NAME).is_some() || scope == "*" {
+                    problems.push(ErrorDetail::at(
+                        path,
+                        format!("there is no {what} named {}", quoted(scope)),
+                    ));
+                } else {
+                    named.push(if what == "project" {
+                        project_key(scope)
+                    } else {
+                        environment_key(scope)
+                    });
+                    paths.push(path);
+                }
+            }
         }
         KeyAccess::Grants { grants } => {
             for (i, grant) in grants.iter().enumerate() {

@@ -37,6 +37,8 @@ macro_rules! retrying {
 mod access;
 mod applications;
 mod catalog;
+mod client;
+mod client_metrics;
 mod context;
 mod dependencies;
 mod feature_environments;
@@ -61,6 +63,8 @@ use crate::store::{
     ChangeSet, Collection, Event, Json, Key, NewEvent, Revision, Store, StoreError, Versioned,
 };
 
+pub use client::{ClientFeaturesDocument, ClientFeaturesQuery, DEFAULT_CLIENT_ENVIRONMENT};
+pub use client_metrics::{DEFAULT_METRICS_FLUSH_INTERVAL, FeatureEnvironmentMetrics, FeatureUsage};
 pub use features::ArchivedFeatures;
 pub use projects::{NewFeature, NewProject};
 pub use users::{NewGroup, NewRole, NewUser};
@@ -80,6 +84,8 @@ pub struct ToggleAdmin {
     store: Arc<dyn Store>,
     /// Orders the decisions of writers on the same record (see `views.rs`).
     locks: Arc<views::DecisionLocks>,
+    /// The client API's caches and buffers (see `client.rs`).
+    client: Arc<client::ClientState>,
 }
 
 /// One permission check: a permission in an optional project and environment.
@@ -131,6 +137,7 @@ impl ToggleAdmin {
         Self {
             store,
             locks: Arc::new(views::DecisionLocks::new()),
+            client: Arc::new(client::ClientState::default()),
         }
     }
 
@@ -205,6 +212,9 @@ impl ToggleAdmin {
         };
         if info.is_expired_at(Utc::now()) {
             return Err(keys::expired());
+        }
+        if info.access.is_client() {
+            return Err(wrong_key_type());
         }
         let mut basis = vec![(key, record.revision)];
         let grants = self.grants_of(&info.access, checks, &mut basis).await?;
@@ -307,6 +317,7 @@ impl ToggleAdmin {
             KeyAccess::Admin => vec![Grant::everywhere(Permission::Admin)],
             KeyAccess::Grants { grants } => grants.clone(),
             KeyAccess::User { user_id } => self.user_grants(*user_id, checks, basis).await?,
+            KeyAccess::Client { .. } => Vec::new(),
         })
     }
 }
@@ -335,6 +346,14 @@ pub(crate) fn contention(what: &str) -> Error {
         message: format!(
             "{what}: gave up after {MAX_ATTEMPTS} attempts because other writers kept changing the same data; nothing was written"
         ),
+    }
+}
+
+/// The 403 of a client key on an admin operation, with Unleash's message.
+pub(crate) fn wrong_key_type() -> Error {
+    Error::NoAccess {
+        message: "invalid token: expected a different token type for this endpoint".to_owned(),
+        permissions: Vec::new(),
     }
 }
 

@@ -125,6 +125,7 @@ impl ToggleAdmin {
                 store: Arc::clone(&self.store),
             }),
             locks: Arc::clone(&self.locks),
+            client: Arc::clone(&self.client),
         }
     }
 }

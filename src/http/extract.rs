@@ -15,12 +15,31 @@ use crate::auth::Caller;
 use crate::error::{Error, ErrorDetail};
 use crate::{Result, ToggleAdmin};
 
-/// The caller, authenticated by the API key in the `Authorization` header (the key as is, or
-/// after `Bearer `).
+/// The caller of an admin route, authenticated by the API key in the `Authorization` header
+/// (the key as is, or after `Bearer `). A client key → 403, as in Unleash.
 #[derive(Debug, Clone)]
 pub(crate) struct Authenticated(pub Caller);
 
 impl FromRequestParts<ToggleAdmin> for Authenticated {
+    type Rejection = ApiError;
+
+    async fn from_request_parts(
+        parts: &mut Parts,
+        admin: &ToggleAdmin,
+    ) -> std::result::Result<Self, ApiError> {
+        let AnyKey(caller) = AnyKey::from_request_parts(parts, admin).await?;
+        if caller.key().access.is_client() {
+            return Err(crate::admin::wrong_key_type().into());
+        }
+        Ok(Authenticated(caller))
+    }
+}
+
+/// The caller of a client route (`/api/client/*`): any valid key, client keys included.
+#[derive(Debug, Clone)]
+pub(crate) struct AnyKey(pub Caller);
+
+impl FromRequestParts<ToggleAdmin> for AnyKey {
     type Rejection = ApiError;
 
     async fn from_request_parts(
@@ -40,7 +59,7 @@ impl FromRequestParts<ToggleAdmin> for Authenticated {
                 _ => s,
             }
         });
-        Ok(Authenticated(admin.authenticate(secret).await?))
+        Ok(AnyKey(admin.authenticate(secret).await?))
     }
 }
 

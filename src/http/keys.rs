@@ -1,8 +1,11 @@
 //! API keys: `/api/admin/api-tokens` (admin keys) and `/api/admin/user-admin/{id}/tokens`
 //! (keys that act as a user).
 //!
-//! Only admin keys can be created at `/api/admin/api-tokens`: client and frontend tokens are
-//! for the client API, which this service does not serve (400). The secret is in the creation
+//! `/api/admin/api-tokens` creates admin keys and client keys (`type: "client"` or
+//! `"backend"`, for `projects`/`project` in one `environment`, Unleash's `default` if none
+//! is named); a client key's secret has Unleash's shape `project:environment.random` (`*`
+//! for every project, `[]` for several). Frontend tokens are refused (400): this service does
+//! not serve the frontend API. The secret is in the creation
 //! response only; the store keeps digests of it (see [`crate::auth`]).
 //!
 //! `expiresAt` (an RFC 3339 date-time, or `null`) is honoured at both creation routes: a
@@ -19,7 +22,7 @@ use utoipa_axum::routes;
 
 use super::error::{HttpResult, Json};
 use super::extract::{Authenticated, JsonBody, Params};
-use crate::auth::{ApiKeyInfo, KeyAccess, NewApiKey};
+use crate::auth::{ApiKeyInfo, ClientKeyType, KeyAccess, NewApiKey};
 use crate::error::{Error, ErrorDetail};
 use crate::{Caller, ToggleAdmin};
 
@@ -94,6 +97,16 @@ impl TokenView {
         let (token_type, projects, environments, user_id) = match &info.access {
             KeyAccess::Admin => ("admin", all(), all(), None),
             KeyAccess::User { user_id } => ("user", all(), all(), Some(*user_id)),
+            KeyAccess::Client {
+                token_type,
+                projects,
+                environment,
+            } => (
+                token_type.as_str(),
+                projects.clone(),
+                vec![environment.clone()],
+                None,
+            ),
             KeyAccess::Grants { grants } => {
                 let scope = |of: fn(&crate::auth::Grant) -> Option<&str>| {
                     let mut names: Vec<String> = Vec::new();
@@ -171,32 +184,7 @@ async fn create_admin_key(
     JsonBody(body): JsonBody<NewToken>,
 ) -> HttpResult<Json<TokenView>> {
     let mut problems = Vec::new();
-    if !body.token_type.eq_ignore_ascii_case("admin") {
-        problems.push(ErrorDetail::at(
-            "/type",
-            format!(
-                "only \"admin\" tokens can be created here, not \"{}\": client and frontend tokens are for the client API, which this service does not serve",
-                body.token_type
-            ),
-        ));
-    }
-    let everywhere = |scope: Option<&str>| scope.is_none_or(|s| s == "*");
-    if !everywhere(body.environment.as_deref()) {
-        problems.push(ErrorDetail::at(
-            "/environment",
-            "an admin token covers every environment: leave out environment or send \"*\"",
-        ));
-    }
-    let projects_everywhere = body
-        .projects
-        .as_deref()
-        .is_none_or(|p| p.iter().all(|p| p == "*"));
-    if !everywhere(body.project.as_deref()) || !projects_everywhere {
-        problems.push(ErrorDetail::at(
-            "/project",
-            "an admin token covers every project: leave out project and projects or send \"*\"",
-        ));
-    }
+    let access = token_access(&body, &mut problems);
     let expires_at = expiry(body.expires_at.as_ref(), &mut problems);
     let Some(name) = body.token_name.or(body.username) else {
         problems.push(ErrorDetail::at("/tokenName", "tokenName is required"));
@@ -211,10 +199,89 @@ async fn create_admin_key(
     if !problems.is_empty() {
         return Err(Error::validation("The token is not valid.", problems).into());
     }
+    let Some(access) = access else {
+        return Err(Error::validation("The token is not valid.", problems).into());
+    };
     let key = admin
-        .create_api_key_expiring(&caller, &name, KeyAccess::Admin, expires_at)
+        .create_api_key_expiring(&caller, &name, access, expires_at)
         .await?;
     Ok(Json::created(created_view(key)))
+}
+
+/// What the body's `type`, `project`/`projects` and `environment` ask for; problems
+/// otherwise.
+fn token_access(body: &NewToken, problems: &mut Vec<ErrorDetail>) -> Option<KeyAccess> {
+    let everywhere = |scope: Option<&str>| scope.is_none_or(|s| s == "*");
+    let token_type = body.token_type.to_ascii_lowercase();
+    match token_type.as_str() {
+        "admin" => {
+            let mut ok = true;
+            if !everywhere(body.environment.as_deref()) {
+                ok = false;
+                problems.push(ErrorDetail::at(
+                    "/environment",
+                    "an admin token covers every environment: leave out environment or send \"*\"",
+                ));
+            }
+            let projects_everywhere = body
+                .projects
+                .as_deref()
+                .is_none_or(|p| p.iter().all(|p| p == "*"));
+            if !everywhere(body.project.as_deref()) || !projects_everywhere {
+                ok = false;
+                problems.push(ErrorDetail::at(
+                    "/project",
+                    "an admin token covers every project: leave out project and projects or send \"*\"",
+                ));
+            }
+            ok.then_some(KeyAccess::Admin)
+        }
+        "client" | "backend" => {
+            let environment = match body.environment.as_deref() {
+                // Unleash's default for a client token without an environment.
+                None => crate::admin::DEFAULT_CLIENT_ENVIRONMENT,
+                Some("*") | Some("") => {
+                    problems.push(ErrorDetail::at(
+                        "/environment",
+                        "a client token is for one environment: name it",
+                    ));
+                    return None;
+                }
+                Some(environment) => environment,
+            };
+            let projects = match (&body.projects, &body.project) {
+                (Some(projects), _) if !projects.is_empty() => projects.clone(),
+                (_, Some(project)) => vec![project.clone()],
+                _ => vec!["*".to_owned()],
+            };
+            let KeyAccess::Client {
+                projects,
+                environment,
+                ..
+            } = KeyAccess::client(projects, environment)
+            else {
+                return None;
+            };
+            Some(KeyAccess::Client {
+                token_type: if token_type == "backend" {
+                    ClientKeyType::Backend
+                } else {
+                    ClientKeyType::Client
+                },
+                projects,
+                environment,
+            })
+        }
+        other => {
+            problems.push(ErrorDetail::at(
+                "/type",
+                format!(
+                    "the token type must be \"admin\", \"client\" or \"backend\", not \"{other}\": frontend tokens are for the frontend API, which this service does not serve"
+                ),
+            ));
+            None
+        }
+    }
 }
 
 fn created_view(key: NewApiKey) -> TokenView {

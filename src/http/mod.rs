@@ -41,7 +41,8 @@
 //!
 //! 1. The `Authorization` header carries the API key, as is (`Authorization: <key>`; a
 //!    `Bearer ` prefix is also accepted). Missing, unknown or revoked → 401
-//!    `AuthenticationRequired`.
+//!    `AuthenticationRequired`. A client key on an admin route → 403 `NoAccessError`
+//!    (`invalid token: expected a different token type for this endpoint`).
 //! 2. The permission, where the path alone decides it (the variants PATCH and PUT, the
 //!    application registration, project access: a caller without it gets 403
 //!    `NoAccessError` whatever the body). Where it depends on the body (import), it is
@@ -77,7 +78,7 @@
 //! | GET | `/api/admin/projects/{projectId}/features/{featureName}` | | 200 feature |
 //! | DELETE | `/api/admin/projects/{projectId}/features/{featureName}` | | 202, no body (archived) |
 //! | GET | `/api/admin/archive/features/{projectId}` | | 200 `{version, features}`, the archived features |
-//! | GET, POST | `/api/admin/api-tokens` | POST: `{tokenName, type: "admin"}` | 200 `{tokens}` / 201 token with `secret` |
+//! | GET, POST | `/api/admin/api-tokens` | POST: `{tokenName, type: "admin"}`, or `{tokenName, type: "client" \| "backend", projects?, environment}` | 200 `{tokens}` / 201 token with `secret` |
 //! | DELETE | `/api/admin/api-tokens/{token}` | | 200, no body (by id or by secret) |
 //! | POST | `/api/admin/user-admin/{id}/tokens` | `{description}` | 201 token with `secret` |
 //! | DELETE | `/api/admin/user-admin/{id}/tokens/{tokenId}` | | 200, no body |
@@ -112,6 +113,10 @@
 //! | GET | `/api/admin/groups/{id}` | | 200 group |
 //! | GET, POST | `/api/admin/roles` | POST: `{name, description?, permissions: [{name, environment?}]}` | 200 `{roles}` / 201 role |
 //! | GET | `/api/admin/roles/{id}` | | 200 role |
+//! | GET | `/api/admin/client-metrics/features/{name}` | | 200 `{version, maturity, featureName, lastHourUsage, seenApplications}` |
+//! | GET | `/api/client/features` (any key; client keys only here) | `?project=&namePrefix=&tag=type:value` | 200 `{version: 2, features, segments?, query}` with `ETag`; 304 on `If-None-Match` |
+//! | POST | `/api/client/register` | `{appName, instanceId, sdkVersion, strategies, started, interval}` | 202, no body |
+//! | POST | `/api/client/metrics` | `{appName, instanceId, bucket: {start, stop, toggles}}` | 202, no body |
 //! | GET | `/api/admin/openapi.json` (feature `openapi`; no key needed) | | 200 the OpenAPI 3.1 document ([`openapi()`]) |
 //! | GET | `/health` (no key needed) | | 200 `{"health": "GOOD"}` |
 //! | GET | `/ready` (no key needed) | | 200 `{"health": "GOOD"}` when the store commits, else 503 `{"health": "BAD"}` |
@@ -120,6 +125,7 @@
 mod access;
 mod applications;
 mod catalog;
+mod client;
 mod error;
 mod events;
 mod extract;
@@ -248,6 +254,7 @@ fn api() -> OpenApiRouter<ToggleAdmin> {
         import::routes(),
         catalog::routes(),
         feature_config::routes(),
+        client::routes(),
         #[cfg(feature = "openapi")]
         openapi::routes(),
     ]

@@ -1,0 +1,367 @@
+//! The client API's read side: what a client key (a server-side SDK) sees.
+//!
+//! [`ToggleAdmin::client_features`] answers Unleash's client features document for a key's
+//! projects and environment, read from one consistent view of the store. The document is
+//! built once per store revision and scope, then served from a cache with its ETag (a digest
+//! of the document itself, so it changes exactly when something the key can see changes).
+
+use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::sync::{Arc, Mutex};
+
+use chrono::Utc;
+use sha2::{Digest, Sha256};
+use unleash_types::client_features::{
+    ClientFeature, ClientFeatures, Constraint as WireConstraint, FeatureDependency, Query,
+    Segment as WireSegment, Strategy, StrategyVariant as WireStrategyVariant,
+    Variant as WireVariant,
+};
+
+use super::records::{
+    FeatureDependenciesRecord, FeatureEnvironmentRecord, FeatureRecord, FeatureTagsRecord,
+    decode_opt, feature_dependencies_key, feature_environment_key, feature_tags_key,
+};
+use super::{ToggleAdmin, keys};
+use crate::auth::{Caller, KeyAccess};
+use crate::error::{Error, Result};
+use crate::model::{Project, Segment};
+use crate::store::{Collection, Key, Revision};
+
+/// The environment a key that is not a client key reads the client API in, as in Unleash.
+pub const DEFAULT_CLIENT_ENVIRONMENT: &str = "default";
+
+/// How many documents the cache keeps; past that it starts afresh.
+const CACHE_ENTRIES: usize = 1024;
+
+/// The filters of `GET /api/client/features`, as Unleash takes them.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Hash)]
+pub struct ClientFeaturesQuery {
+    /// Only features of these projects (within the key's); empty for all the key sees.
+    pub projects: Vec<String>,
+    /// Only features whose name starts with this.
+    pub name_prefix: Option<String>,
+    /// Only features carrying one of these tags, each `(type, value)`.
+    pub tags: Vec<(String, String)>,
+    /// Whether the SDK handles segments (it sent `Unleash-Client-Spec` ≥ 4.2.0): then the
+    /// document lists the segments and strategies refer to them by id; otherwise each
+    /// strategy carries its segments' constraints inline.
+    pub segments: bool,
+}
+
+/// A client features document with its ETag and its JSON text, shared with the cache.
+#[derive(Debug, Clone)]
+pub struct ClientFeaturesDocument {
+    /// The ETag, quoted (`"…"`): a digest of the document.
+    pub etag: Arc<str>,
+    /// The document as JSON.
+    pub json: Arc<str>,
+    /// The document.
+    pub features: Arc<ClientFeatures>,
+}
+
+/// What a key sees of the client API.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+struct Scope {
+    /// `None` for every project.
+    projects: Option<Vec<String>>,
+    environment: String,
+}
+
+/// The client API's shared state: the document cache.
+#[derive(Debug, Default)]
+pub(crate) struct ClientState {
+    pub(super) metrics: super::client_metrics::MetricsState,
+    cache: Mutex<HashMap<(Scope, ClientFeaturesQuery), (Revision, ClientFeaturesDocument)>>,
+}
+
+impl ToggleAdmin {
+    /// The client features document `caller` sees: the features of its projects (a client
+    /// key's; every project for other keys), in its environment (a client key's;
+    /// [`DEFAULT_CLIENT_ENVIRONMENT`] for other keys), filtered by `query`. Archived
+    /// features are left out, and so are disabled strategies. A revoked or expired key →
+    /// [`Error::AuthenticationRequired`].
+    ///
+    /// The document is read from one consistent view of the store and cached per store
+    /// revision and scope: calls between two commits share one document.
+    pub async fn client_features(
+        &self,
+        caller: &Caller,
+        query: &ClientFeaturesQuery,
+    ) -> Result<ClientFeaturesDocument> {
+        let scope = self.client_scope(caller).await?;
+        let cache_key = (scope, query.clone());
+        let latest = self.store.revision().await?;
+        if let Some(document) = self.cached(&cache_key, latest) {
+            return Ok(document);
+        }
+        let view = self.at_view().await?;
+        let revision = view.store.revision().await?;
+        let features = view.read_client_features(&cache_key.0, query).await?;
+        let json = serde_json::to_string(&features).map_err(|e| {
+            Error::internal("could not encode the client features", Some(Box::new(e)))
+        })?;
+        let digest = Sha256::digest(json.as_bytes());
+        let hex: String = digest.iter().take(10).map(|b| format!("{b:02x}")).collect();
+        let document = ClientFeaturesDocument {
+            etag: format!("\"{hex}\"").into(),
+            json: json.into(),
+            features: Arc::new(features),
+        };
+        if let Ok(mut cache) = self.client.cache.lock() {
+            if cache.len() >= CACHE_ENTRIES {
+                cache.clear();
+            }
+            let newer = cache
+                .get(&cache_key)
+                .is_some_and(|(cached, _)| *cached > revision);
+            if !newer {
+                cache.insert(cache_key, (revision, document.clone()));
+            }
+        }
+        Ok(document)
+    }
+
+    fn cached(
+        &self,
+        key: &(Scope, ClientFeaturesQuery),
+        latest: Revision,
+    ) -> Option<ClientFeaturesDocument> {
+        let cache = self.client.cache.lock().ok()?;
+        match cache.get(key) {
+            Some((revision, document)) if *revision == latest => Some(document.clone()),
+            _ => None,
+        }
+    }
+
+    /// The projects and environment `caller` reads the client API in; the key is read
+    /// afresh, so a revoked or expired key is refused at once.
+    async fn client_scope(&self, caller: &Caller) -> Result<Scope> {
+        Ok(self.client_scope_and_basis(caller).await?.0)
+    }
+
+    /// [`client_scope`](Self::client_scope) and the key's record with its revision read.
+    async fn client_scope_and_basis(&self, caller: &Caller) -> Result<(Scope, (Key, Revision))> {
+        let key = Key::new(Collection::ApiKeys, caller.secret_hash.clone());
+        let Some(record) = self.store.get(&key).await? else {
+            return Err(Error::AuthenticationRequired {
+                message: "The API key is unknown or was revoked.".to_owned(),
+            });
+        };
+        let decoded: crate::auth::ApiKeyInfo;
+        let info = if record.revision == caller.revision {
+            &caller.info
+        } else {
+            decoded = super::records::decode(&key, &record.value)?;
+            &decoded
+        };
+        if info.is_expired_at(Utc::now()) {
+            return Err(keys::expired());
+        }
+        let scope = match &info.access {
+            KeyAccess::Client {
+                projects,
+                environment,
+                ..
+            } => Scope {
+                projects: (!projects.iter().any(|p| p == "*")).then(|| projects.clone()),
+                environment: environment.clone(),
+            },
+            _ => Scope {
+                projects: None,
+                environment: DEFAULT_CLIENT_ENVIRONMENT.to_owned(),
+            },
+        };
+        Ok((scope, (key, record.revision)))
+    }
+
+    async fn read_client_features(
+        &self,
+        scope: &Scope,
+        query: &ClientFeaturesQuery,
+    ) -> Result<ClientFeatures> {
+        let environment = scope.environment.as_str();
+        let (_, all) = self
+            .list_decoded::<FeatureRecord>(Collection::Features)
+            .await?;
+        let visible = |project: &str| {
+            scope
+                .projects
+                .as_ref()
+                .is_none_or(|ps| ps.iter().any(|p| p == project))
+                && (query.projects.is_empty() || query.projects.iter().any(|p| p == project))
+        };
+        let selected: Vec<&FeatureRecord> = all
+            .iter()
+            .filter(|f| !f.archived && visible(&f.project))
+            .filter(|f| {
+                query
+                    .name_prefix
+                    .as_deref()
+                    .is_none_or(|prefix| f.name.starts_with(prefix))
+            })
+            .collect();
+        let (_, projects) = self.list_decoded::<Project>(Collection::Projects).await?;
+        let with_environment: BTreeSet<&str> = projects
+            .iter()
+            .filter(|p| p.environments.iter().any(|e| e == environment))
+            .map(|p| p.id.as_str())
+            .collect();
+        let mut keys = Vec::with_capacity(selected.len() * 3);
+        for f in &selected {
+            keys.push(feature_environment_key(&f.name, environment));
+            keys.push(feature_tags_key(&f.name));
+            keys.push(feature_dependencies_key(&f.name));
+        }
+        let records = self.store.get_many(&keys).await?;
+        if records.len() != keys.len() {
+            return Err(Error::Store(crate::store::StoreError::Backend {
+                message: "the store's get_many answered with the wrong number of records"
+                    .to_owned(),
+                source: None,
+            }));
+        }
+        let (_, segments) = self.segment_list().await?;
+        let segments: BTreeMap<i64, &Segment> = segments.iter().map(|s| (s.id, s)).collect();
+        let mut used_segments = BTreeSet::new();
+        let mut features = Vec::with_capacity(selected.len());
+        for (i, f) in selected.iter().enumerate() {
+            let tags: FeatureTagsRecord =
+                decode_opt(&keys[3 * i + 1], records[3 * i + 1].as_ref())?.unwrap_or_default();
+            if !query.tags.is_empty()
+                && !tags.tags.iter().any(|t| {
+                    query
+                        .tags
+                        .iter()
+                        .any(|(ty, v)| *ty == t.tag_type && *v == t.value)
+                })
+            {
+                continue;
+            }
+            let fe: FeatureEnvironmentRecord = if with_environment.contains(f.project.as_str()) {
+                decode_opt(&keys[3 * i], records[3 * i].as_ref())?.unwrap_or_default()
+            } else {
+                FeatureEnvironmentRecord::default()
+            };
+            let deps: FeatureDependenciesRecord =
+                decode_opt(&keys[3 * i + 2], records[3 * i + 2].as_ref())?.unwrap_or_default();
+            let mut strategies: Vec<&crate::model::FeatureStrategy> =
+                fe.strategies.iter().filter(|s| !s.is_disabled()).collect();
+            strategies.sort_by_key(|s| s.sort_order.unwrap_or(0));
+            let strategies = strategies
+                .into_iter()
+                .map(|s| {
+                    let mut constraints: Vec<WireConstraint> = wire(&s.constraints)?;
+                    let ids = if query.segments {
+                        used_segments.extend(s.segments.iter().copied());
+                        Some(s.segments.iter().map(|id| *id as i32).collect())
+                    } else {
+                        for id in &s.segments {
+                            if let Some(segment) = segments.get(id) {
+                                constraints
+                                    .extend(wire::<_, Vec<WireConstraint>>(&segment.constraints)?);
+                            }
+                        }
+                        None
+                    };
+                    Ok(Strategy {
+                        name: s.name.clone(),
+                        sort_order: s.sort_order.map(|o| o as i32),
+                        segments: ids,
+                        constraints: Some(constraints),
+                        parameters: Some(
+                            s.parameters
+                                .iter()
+                                .map(|(k, v)| (k.clone(), v.clone()))
+                                .collect(),
+                        ),
+                        variants: Some(wire::<_, Vec<WireStrategyVariant>>(&s.variants)?),
+                    })
+                })
+                .collect::<Result<Vec<_>>>()?;
+            features.push(ClientFeature {
+                name: f.name.clone(),
+                feature_type: Some(f.feature_type.clone()),
+                description: f.description.clone(),
+                created_at: Some(f.created_at),
+                last_seen_at: None,
+                enabled: fe.enabled,
+                stale: Some(f.stale),
+                impression_data: Some(f.impression_data),
+                project: Some(f.project.clone()),
+                strategies: Some(strategies),
+                variants: Some(wire::<_, Vec<WireVariant>>(&fe.variants)?),
+                dependencies: (!deps.parents.is_empty()).then(|| {
+                    deps.parents
+                        .iter()
+                        .map(|p| FeatureDependency {
+                            feature: p.feature.clone(),
+                            enabled: Some(p.is_enabled()),
+                            variants: Some(p.variant_names().to_vec()),
+                        })
+                        .collect()
+                }),
+            });
+        }
+        features.sort_by(|a, b| a.name.cmp(&b.name));
+        let segments = if query.segments {
+            Some(
+                used_segments
+                    .iter()
+                    .filter_map(|id| segments.get(id))
+                    .map(|s| {
+                        Ok(WireSegment {
+                            id: s.id as i32,
+                            constraints: wire(&s.constraints)?,
+                        })
+                    })
+                    .collect::<Result<Vec<_>>>()?,
+            )
+        } else {
+            None
+        };
+        Ok(ClientFeatures {
+            version: 2,
+            features,
+            segments,
+            query: Some(Query {
+                tags: (!query.tags.is_empty()).then(|| {
+                    query
+                        .tags
+                        .iter()
+                        .map(|(t, v)| vec![t.clone(), v.clone()])
+                        .collect()
+                }),
+                projects: Some(match (&scope.projects, query.projects.is_empty()) {
+                    (_, false) => query.projects.clone(),
+                    (Some(projects), true) => projects.clone(),
+                    (None, true) => vec!["*".to_owned()],
+                }),
+                name_prefix: query.name_prefix.clone(),
+                environment: Some(scope.environment.clone()),
+                inline_segment_constraints: Some(!query.segments),
+            }),
+            meta: None,
+        })
+    }
+}
+
+/// The environment `caller` reports in, and its key's record with the revision read (a
+/// precondition of the writes it makes).
+pub(super) async fn client_key_basis(
+    admin: &ToggleAdmin,
+    caller: &Caller,
+) -> Result<(String, (Key, Revision))> {
+    let (scope, basis) = admin.client_scope_and_basis(caller).await?;
+    Ok((scope.environment, basis))
+}
+
+/// Our model's value as the wire type that has the same JSON shape.
+fn wire<T: serde::Serialize, W: serde::de::DeserializeOwned>(value: &T) -> Result<W> {
+    serde_json::to_value(value)
+        .and_then(serde_json::from_value)
+        .map_err(|e| {
+            Error::internal(
+                "a stored value does not fit Unleash's client wire shape",
+                Some(Box::new(e)),
+            )
+        })
+}
