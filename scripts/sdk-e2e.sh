@@ -12,7 +12,7 @@ if [ ! -x "$venv/bin/python" ]; then
 fi
 
 cargo build -q --features http --example server
-admin_key="e2e-admin-$(date +%s)-$$-key"
+admin_key="e2e-admin-key-0123456789abcdef-$(date +%s)-$$"
 log=$(mktemp)
 TOGGLE_ADMIN_BOOTSTRAP_KEY="$admin_key" target/debug/examples/server --memory \
   --addr 127.0.0.1:0 >"$log" 2>"$log.err" &
