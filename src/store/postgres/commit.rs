@@ -7,7 +7,7 @@ use std::collections::{BTreeSet, HashMap};
 use chrono::{DateTime, Utc};
 use deadpool_postgres::Client;
 use serde_json::value::RawValue;
-use tokio_postgres::types::Json as PgJson;
+use tokio_postgres::types::{Json as PgJson, ToSql};
 
 use super::failure::{backend, connection_lost, plain};
 use super::sql::Statements;
@@ -33,6 +33,7 @@ pub(super) struct Plan<'a> {
     event_environments: Vec<Option<&'a str>>,
     event_data: Vec<Option<PgJson<&'a RawValue>>>,
     event_pre_data: Vec<Option<PgJson<&'a RawValue>>>,
+    event_count: i64,
 }
 
 /// A revision as a `bigint`. Revisions never come near `i64::MAX` in practice; saturating
@@ -62,6 +63,7 @@ impl<'a> Plan<'a> {
             event_environments: Vec::new(),
             event_data: Vec::new(),
             event_pre_data: Vec::new(),
+            event_count: i64::try_from(changes.events.len()).unwrap_or(i64::MAX),
         };
         for precondition in &changes.preconditions {
             let (collection, id, revision) = match precondition {
@@ -123,6 +125,35 @@ impl<'a> Plan<'a> {
                 .push(event.pre_data.as_ref().map(|d| PgJson(d.as_raw())));
         }
         plan
+    }
+
+    /// The preconditions, in the order the check statements number them (from 1).
+    pub(super) fn preconditions(&self) -> &'a [Precondition] {
+        self.preconditions
+    }
+
+    /// The parameters of [`batch_sql`](super::batch::batch_sql), in its order.
+    pub(super) fn batch_params(&self) -> Vec<&(dyn ToSql + Sync)> {
+        vec![
+            &self.check_collections,
+            &self.check_ids,
+            &self.check_revisions,
+            &self.put_collections,
+            &self.put_ids,
+            &self.put_values,
+            &self.delete_collections,
+            &self.delete_ids,
+            &self.touched,
+            &self.event_types,
+            &self.event_created_by,
+            &self.event_created_at,
+            &self.event_projects,
+            &self.event_features,
+            &self.event_environments,
+            &self.event_data,
+            &self.event_pre_data,
+            &self.event_count,
+        ]
     }
 }
 
@@ -220,7 +251,6 @@ pub(super) async fn run(
     let revision = current
         .checked_add(1)
         .ok_or_else(|| plain("PostgreSQL: commit: the store's revision is exhausted".into()))?;
-    let event_count = i64::try_from(plan.event_types.len()).unwrap_or(i64::MAX);
     let apply = tx
         .prepare_cached(&statements.apply)
         .await
@@ -244,7 +274,7 @@ pub(super) async fn run(
             &plan.event_environments,
             &plan.event_data,
             &plan.event_pre_data,
-            &event_count,
+            &plan.event_count,
         ],
     )
     .await
@@ -261,7 +291,7 @@ pub(super) async fn run(
 }
 
 /// The conflict for the precondition at 1-based position `ord`, worded as in every store.
-fn conflict(preconditions: &[Precondition], ord: i64) -> StoreError {
+pub(super) fn conflict(preconditions: &[Precondition], ord: i64) -> StoreError {
     let index = usize::try_from(ord - 1).unwrap_or(usize::MAX);
     match preconditions.get(index) {
         Some(Precondition::Record { key, .. }) => StoreError::Conflict(key.to_string()),

@@ -1,6 +1,7 @@
 //! [`PostgresStore`] (feature `postgres`): the state in a PostgreSQL database, shared by any
 //! number of application instances.
 
+mod batch;
 mod commit;
 mod failure;
 mod migrate;
@@ -112,10 +113,19 @@ impl fmt::Debug for PostgresConfig {
 /// * **Schema**: [`connect`](PostgresStore::connect) creates the schema and its tables and
 ///   applies the crate's migrations (recorded in `schema_migrations`), safely when several
 ///   instances start at once; a schema migrated by a newer version is refused.
-/// * **Commit**: one transaction that first locks the store's meta row, so commits are
-///   serialised across all instances: preconditions are checked against the revision
-///   columns, then every write and event is applied in one statement. A stale change set gets
-///   [`StoreError::Conflict`] and writes nothing; no update is lost between processes.
+/// * **Commit**: a transaction that first locks the store's meta row, so commits are ordered
+///   across all instances and revisions and event ids have no gaps: preconditions are
+///   checked against the revision columns, then every write and event is applied in one
+///   statement. A stale change set gets [`StoreError::Conflict`] and writes nothing; no
+///   update is lost between processes.
+/// * **Group commit**: the change sets that queue up while a transaction of this store is in
+///   flight go together as the next transaction: one lock and one WAL flush for all of them,
+///   one statement each, pipelined. Each is still decided alone, against everything committed
+///   before it (including earlier change sets of the same transaction): a conflicting one
+///   writes nothing and the others commit. Nobody is answered before `COMMIT` returns. A
+///   change set the database refuses (a NUL in a value, say) makes the batch run again one
+///   transaction per change set, so only its caller sees the error. This is why sixteen
+///   writers on different features cost about one flush per batch, not one each.
 /// * **Durability**: a commit is durable when `commit` returns `Ok`, as far as the server's
 ///   own settings (`synchronous_commit`, `fsync`) make it. If the connection is lost while
 ///   `COMMIT` is in flight, `commit` fails with a [`StoreError::Backend`] whose message says
@@ -143,6 +153,7 @@ pub struct PostgresStore {
     pool: Pool,
     schema: Arc<str>,
     statements: Arc<Statements>,
+    commits: batch::Batcher,
 }
 
 impl fmt::Debug for PostgresStore {
@@ -198,10 +209,18 @@ impl PostgresStore {
             .create_timeout(Some(config.connect_timeout))
             .build()
             .map_err(|e| plain(format!("PostgreSQL: building the connection pool: {e}")))?;
+        let statements = Arc::new(Statements::new(schema));
+        let commits = batch::Batcher::start(batch::Committer {
+            pool: pool.clone(),
+            statements: Arc::clone(&statements),
+            batch_sql: Arc::from(batch::batch_sql(schema)),
+            attempts: pool.status().max_size + 1,
+        });
         let store = PostgresStore {
             pool,
             schema: Arc::from(schema.as_str()),
-            statements: Arc::new(Statements::new(schema)),
+            statements,
+            commits,
         };
         let mut client = store
             .pool
@@ -424,31 +443,6 @@ impl Store for PostgresStore {
     }
 
     async fn commit(&self, changes: ChangeSet) -> Result<Revision, StoreError> {
-        let plan = commit::Plan::new(&changes);
-        let mut attempt = 1;
-        loop {
-            let mut client = self
-                .pool
-                .get()
-                .await
-                .map_err(|e| failure::pool("commit", e))?;
-            match commit::run(&mut client, &self.statements, &plan).await {
-                Ok(revision) => {
-                    metrics::counter!("toggle_admin_commits_total", "store" => "postgres")
-                        .increment(1);
-                    return Ok(revision);
-                }
-                Err(commit::Failure::StaleConnection(e)) if attempt < self.attempts() => {
-                    tracing::debug!(error = %e, "retrying a commit on a fresh connection");
-                    discard(client);
-                    attempt += 1;
-                }
-                Err(commit::Failure::StaleConnection(e) | commit::Failure::LostConnection(e)) => {
-                    discard(client);
-                    return Err(e);
-                }
-                Err(commit::Failure::Final(e)) => return Err(e),
-            }
-        }
+        self.commits.commit(changes).await
     }
 }
