@@ -13,7 +13,7 @@ use super::records::{
     decode_ref, encode, environment_key, feature_environment_key, feature_key, project_key,
     revision_of,
 };
-use super::{Check, ToggleAdmin, event};
+use super::{Authorised, Check, ToggleAdmin, event};
 use crate::auth::{Caller, Permission};
 use crate::error::{Error, Result};
 use crate::model::{FeatureVariants, Variant};
@@ -165,11 +165,37 @@ impl ToggleAdmin {
         environment: &str,
         patch: &Patch,
     ) -> Result<FeatureVariants> {
-        self.change_variants(caller, project, feature, environment, |key, current| {
-            let current: Value = decode_text(key, current)?;
-            let patched = crate::variants::apply_patch_to(current, patch)?;
-            crate::variants::normalise_variants(&patched)
-        })
+        let first = self
+            .require_variants_permission(caller, project, environment)
+            .await?;
+        self.patch_variants_authorised(first, caller, project, feature, environment, patch)
+            .await
+    }
+
+    /// [`patch_variants`](Self::patch_variants) with the permission decided already, by
+    /// [`require_variants_permission`](Self::require_variants_permission) (the HTTP adapter
+    /// decides it before reading the body).
+    pub(crate) async fn patch_variants_authorised(
+        &self,
+        first: Authorised,
+        caller: &Caller,
+        project: &str,
+        feature: &str,
+        environment: &str,
+        patch: &Patch,
+    ) -> Result<FeatureVariants> {
+        self.change_variants(
+            first,
+            caller,
+            project,
+            feature,
+            environment,
+            |key, current| {
+                let current: Value = decode_text(key, current)?;
+                let patched = crate::variants::apply_patch_to(current, patch)?;
+                crate::variants::normalise_variants(&patched)
+            },
+        )
         .await
     }
 
@@ -200,7 +226,25 @@ impl ToggleAdmin {
         environment: &str,
         variants: &Value,
     ) -> Result<FeatureVariants> {
-        self.change_variants(caller, project, feature, environment, |_, _| {
+        let first = self
+            .require_variants_permission(caller, project, environment)
+            .await?;
+        self.set_variants_json_authorised(first, caller, project, feature, environment, variants)
+            .await
+    }
+
+    /// [`set_variants_json`](Self::set_variants_json) with the permission decided already,
+    /// as for [`patch_variants_authorised`](Self::patch_variants_authorised).
+    pub(crate) async fn set_variants_json_authorised(
+        &self,
+        first: Authorised,
+        caller: &Caller,
+        project: &str,
+        feature: &str,
+        environment: &str,
+        variants: &Value,
+    ) -> Result<FeatureVariants> {
+        self.change_variants(first, caller, project, feature, environment, |_, _| {
             crate::variants::normalise_variants(variants)
         })
         .await
@@ -228,29 +272,23 @@ impl ToggleAdmin {
         })
     }
 
-    /// Check that `caller` may change variants of `project` in `environment`, before its
-    /// body is read (the HTTP order of checks: permission before body shape).
-    #[cfg_attr(not(feature = "http"), allow(dead_code))]
+    /// Decide whether `caller` may change variants of `project` in `environment`. It comes
+    /// before the input is looked at (the HTTP order of checks: permission before body
+    /// shape); the decision then serves the change's first attempt.
     pub(crate) async fn require_variants_permission(
         &self,
         caller: &Caller,
         project: &str,
         environment: &str,
-    ) -> Result<()> {
-        self.require(
-            caller,
-            &[Check::environment(
-                Permission::UpdateFeatureEnvironmentVariants,
-                project,
-                environment,
-            )],
-        )
-        .await
-        .map(drop)
+    ) -> Result<Authorised> {
+        self.require(caller, &variants_checks(project, environment))
+            .await
     }
 
+    /// Read-decide-submit the variant list, authorised by `first` on the first attempt.
     async fn change_variants(
         &self,
+        first: Authorised,
         caller: &Caller,
         project: &str,
         feature: &str,
@@ -258,19 +296,12 @@ impl ToggleAdmin {
         decide: impl Fn(&Key, &RawValue) -> Result<Vec<Variant>>,
     ) -> Result<FeatureVariants> {
         let fe_key = feature_environment_key(feature, environment);
+        let checks = variants_checks(project, environment);
+        let mut first = Some(first);
         retrying!("patch_variants", async {
-            // Inside the loop: a conflict (the key revoked, the user's access changed) is
-            // decided again, permission included.
-            let authorised = self
-                .require(
-                    caller,
-                    &[Check::environment(
-                        Permission::UpdateFeatureEnvironmentVariants,
-                        project,
-                        environment,
-                    )],
-                )
-                .await?;
+            // After a conflict (the key revoked, the user's access changed) the permission
+            // is decided again with the rest.
+            let authorised = self.authorise_attempt(&mut first, caller, &checks).await?;
             // Writers of this feature environment decide one after the other, on the latest
             // accepted state, and wait for durability after letting the next one decide.
             let turn = self.locks.lock(&fe_key).await;
@@ -384,6 +415,15 @@ impl ToggleAdmin {
             project_revision: project_record.revision,
         })
     }
+}
+
+/// The permission a variant change needs.
+fn variants_checks<'a>(project: &'a str, environment: &'a str) -> [Check<'a>; 1] {
+    [Check::environment(
+        Permission::UpdateFeatureEnvironmentVariants,
+        project,
+        environment,
+    )]
 }
 
 /// Decode a member of the record at `key` from its stored JSON text.

@@ -36,13 +36,22 @@ async fn patch(
     Params((project, feature, environment)): VariantsPath,
     body: LaterBody,
 ) -> HttpResult<Json<FeatureVariants>> {
-    admin
+    // Permission before the body's shape, as Unleash checks; the decision then serves the
+    // change's first attempt.
+    let authorised = admin
         .require_variants_permission(&caller, &project, &environment)
         .await?;
     let body = body.patch().await?;
     let patch = crate::variants::decode_patch(&body)?;
     let result = admin
-        .patch_variants(&caller, &project, &feature, &environment, &patch)
+        .patch_variants_authorised(
+            authorised,
+            &caller,
+            &project,
+            &feature,
+            &environment,
+            &patch,
+        )
         .await?;
     Ok(Json::ok(result))
 }
@@ -64,12 +73,12 @@ async fn replace(
     Params((project, feature, environment)): VariantsPath,
     body: LaterBody,
 ) -> HttpResult<Json<FeatureVariants>> {
-    admin
+    let authorised = admin
         .require_variants_permission(&caller, &project, &environment)
         .await?;
     let body = body.value().await?;
     let result = admin
-        .set_variants_json(&caller, &project, &feature, &environment, &body)
+        .set_variants_json_authorised(authorised, &caller, &project, &feature, &environment, &body)
         .await?;
     Ok(Json::ok(result))
 }
