@@ -7,6 +7,7 @@ use axum::http::{Method, StatusCode};
 use serde_json::json;
 use support::http::*;
 use support::wrapped::{Behaviour, Wrapped};
+use toggle_admin::Store;
 
 const VARIANTS: &str = "/api/admin/projects/p/features/f/environments/production/variants";
 

@@ -15,9 +15,7 @@ use support::access::user_with_key;
 use support::facade::{all_events, patch};
 use support::wrapped::{Behaviour, Wrapped};
 use toggle_admin::model::{Environment, Project};
-use toggle_admin::store::{
-    ChangeSet, Collection, Event, Key, Listing, Revision, Store, StoreError, Versioned,
-};
+use toggle_admin::store::{ChangeSet, Collection, Event, Key, Revision, Store, StoreError};
 use toggle_admin::{Caller, Error, Grant, KeyAccess, MemoryStore, Permission, ToggleAdmin};
 
 fn sha256_hex(text: &str) -> String {

@@ -8,7 +8,7 @@ use serde_json::{Value, json};
 use support::facade::{add_variants, all_events, patch, patch_f, setup, weights};
 use support::wrapped::{Behaviour, Wrapped};
 use toggle_admin::model::{Variant, WeightType};
-use toggle_admin::{Error, Grant, KeyAccess, Permission, ToggleAdmin};
+use toggle_admin::{Error, Grant, KeyAccess, Permission, Store, ToggleAdmin};
 
 /// Variants to add, `(name, weightType, weight)`, and the expected `(name, weight)` result.
 type WeightCase = (
@@ -576,6 +576,7 @@ async fn endless_conflicts_end_in_a_contention_error_after_bounded_attempts() {
         200
     );
     store
+        .behaviour
         .armed
         .store(false, std::sync::atomic::Ordering::SeqCst);
     let stored = admin

@@ -16,7 +16,7 @@ use crate::import::{
 };
 use crate::model::{ContextField, Segment, StrategyDefinition, TagType};
 use crate::names::{MAX_NAME, display_name_problem, name_problem};
-use crate::store::{ChangeSet, Collection, Key, Revision};
+use crate::store::{ChangeSet, Collection, Json, Key, Revision};
 
 impl ToggleAdmin {
     /// Create a custom strategy definition. Needs `CREATE_STRATEGY`. The name must be 1–100
