@@ -168,35 +168,9 @@ impl ToggleAdmin {
         let first = self
             .require_variants_permission(caller, project, environment)
             .await?;
-        self.patch_variants_authorised(first, caller, project, feature, environment, patch)
+        let change = VariantsChange::Patch(patch);
+        self.change_variants(first, caller, project, feature, environment, change)
             .await
-    }
-
-    /// [`patch_variants`](Self::patch_variants) with the permission decided already, by
-    /// [`require_variants_permission`](Self::require_variants_permission) (the HTTP adapter
-    /// decides it before reading the body).
-    pub(crate) async fn patch_variants_authorised(
-        &self,
-        first: Authorised,
-        caller: &Caller,
-        project: &str,
-        feature: &str,
-        environment: &str,
-        patch: &Patch,
-    ) -> Result<FeatureVariants> {
-        self.change_variants(
-            first,
-            caller,
-            project,
-            feature,
-            environment,
-            |key, current| {
-                let current: Value = decode_text(key, current)?;
-                let patched = crate::variants::apply_patch_to(current, patch)?;
-                crate::variants::normalise_variants(&patched)
-            },
-        )
-        .await
     }
 
     /// Replace the variants of `feature` in `environment`: `PUT …/variants`. The same
@@ -229,25 +203,9 @@ impl ToggleAdmin {
         let first = self
             .require_variants_permission(caller, project, environment)
             .await?;
-        self.set_variants_json_authorised(first, caller, project, feature, environment, variants)
+        let change = VariantsChange::Replace(variants);
+        self.change_variants(first, caller, project, feature, environment, change)
             .await
-    }
-
-    /// [`set_variants_json`](Self::set_variants_json) with the permission decided already,
-    /// as for [`patch_variants_authorised`](Self::patch_variants_authorised).
-    pub(crate) async fn set_variants_json_authorised(
-        &self,
-        first: Authorised,
-        caller: &Caller,
-        project: &str,
-        feature: &str,
-        environment: &str,
-        variants: &Value,
-    ) -> Result<FeatureVariants> {
-        self.change_variants(first, caller, project, feature, environment, |_, _| {
-            crate::variants::normalise_variants(variants)
-        })
-        .await
     }
 
     /// The variants of `feature` in `environment`: `GET …/variants`. Any valid key may read
@@ -285,15 +243,17 @@ impl ToggleAdmin {
             .await
     }
 
-    /// Read-decide-submit the variant list, authorised by `first` on the first attempt.
-    async fn change_variants(
+    /// Read-decide-submit the variant list, authorised by `first` on the first attempt (from
+    /// [`require_variants_permission`](Self::require_variants_permission), which the HTTP
+    /// adapter calls before reading the body).
+    pub(crate) async fn change_variants(
         &self,
         first: Authorised,
         caller: &Caller,
         project: &str,
         feature: &str,
         environment: &str,
-        decide: impl Fn(&Key, &RawValue) -> Result<Vec<Variant>>,
+        change: VariantsChange<'_>,
     ) -> Result<FeatureVariants> {
         let fe_key = feature_environment_key(feature, environment);
         let checks = variants_checks(project, environment);
@@ -320,7 +280,14 @@ impl ToggleAdmin {
             }
             let stored = target.stored()?;
             let old_list = stored.variants();
-            let variants = decide(&target.fe_key, old_list)?;
+            let variants = match change {
+                VariantsChange::Patch(patch) => {
+                    let current: Value = decode_text(&target.fe_key, old_list)?;
+                    let patched = crate::variants::apply_patch_to(current, patch)?;
+                    crate::variants::normalise_variants(&patched)?
+                }
+                VariantsChange::Replace(list) => crate::variants::normalise_variants(list)?,
+            };
             let new_list = encode(&target.fe_key, &variants)?;
             // The stored record with the new list; `enabled` and the strategies are written
             // back as they were.
@@ -415,6 +382,15 @@ impl ToggleAdmin {
             project_revision: project_record.revision,
         })
     }
+}
+
+/// What a variant change does to the stored list.
+#[derive(Clone, Copy)]
+pub(crate) enum VariantsChange<'a> {
+    /// Apply a JSON Patch to it (`PATCH`).
+    Patch(&'a Patch),
+    /// Replace it with this list, still raw JSON so that problems are reported by path (`PUT`).
+    Replace(&'a Value),
 }
 
 /// The permission a variant change needs.

@@ -6,6 +6,7 @@ use axum::extract::State;
 use super::error::{HttpResult, Json};
 use super::extract::{Authenticated, LaterBody, Params};
 use crate::ToggleAdmin;
+use crate::admin::VariantsChange;
 use crate::model::FeatureVariants;
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
@@ -44,13 +45,13 @@ async fn patch(
     let body = body.patch().await?;
     let patch = crate::variants::decode_patch(&body)?;
     let result = admin
-        .patch_variants_authorised(
+        .change_variants(
             authorised,
             &caller,
             &project,
             &feature,
             &environment,
-            &patch,
+            VariantsChange::Patch(&patch),
         )
         .await?;
     Ok(Json::ok(result))
@@ -78,7 +79,14 @@ async fn replace(
         .await?;
     let body = body.value().await?;
     let result = admin
-        .set_variants_json_authorised(authorised, &caller, &project, &feature, &environment, &body)
+        .change_variants(
+            authorised,
+            &caller,
+            &project,
+            &feature,
+            &environment,
+            VariantsChange::Replace(&body),
+        )
         .await?;
     Ok(Json::ok(result))
 }
