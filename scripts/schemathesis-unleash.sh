@@ -24,43 +24,13 @@ max_examples=${MAX_EXAMPLES:-25}
 key=${TOGGLE_ADMIN_BOOTSTRAP_KEY:-schemathesis-admin-key-0123456789abcdef}
 schema=tests/fixtures/unleash-compat/unleash-openapi-6.10.1.json
 
-if [ ! -x "$venv/bin/schemathesis" ]; then
-    echo "--- installing schemathesis into $venv"
-    python3 -m venv "$venv"
-    "$venv/bin/pip" install --quiet --upgrade pip
-    "$venv/bin/pip" install --quiet "schemathesis>=4,<5"
-fi
-"$venv/bin/schemathesis" --version
-
-echo "--- building the server example"
-cargo build --quiet --features openapi --example server
-
-log=$(mktemp)
+# shellcheck source=scripts/lib/server.sh
+. scripts/lib/server.sh
+install_schemathesis
 document=$(mktemp --suffix=.json)
+temp_files+=("$document")
 python3 scripts/unleash_contract.py "$schema" "$document"
-server_pid=
-cleanup() {
-    if [ -n "$server_pid" ]; then
-        kill "$server_pid" 2>/dev/null || true
-        wait "$server_pid" 2>/dev/null || true
-    fi
-    rm -f "$log" "$document"
-}
-trap cleanup EXIT
-
-echo "--- starting the server (in memory, loopback, a free port)"
-TOGGLE_ADMIN_BOOTSTRAP_KEY=$key RUST_LOG=${RUST_LOG:-warn} \
-    target/debug/examples/server --memory --addr 127.0.0.1:0 > "$log" 2>&1 &
-server_pid=$!
-base=
-for _ in $(seq 1 100); do
-    base=$(sed -n 's/^listening on \(http:\/\/[^ ]*\).*/\1/p' "$log" | head -n 1)
-    [ -n "$base" ] && break
-    kill -0 "$server_pid" 2>/dev/null || { cat "$log"; echo "the server exited"; exit 1; }
-    sleep 0.1
-done
-[ -n "$base" ] || { cat "$log"; echo "the server did not start"; exit 1; }
-echo "server at $base"
+start_server
 
 echo "--- seeding: feature schemathesis-feature in default, application schemathesis-app"
 seed() {

@@ -6,6 +6,8 @@ mod support;
 use axum::http::{Method, StatusCode};
 use serde_json::json;
 use support::http::*;
+use support::wrapped::{Behaviour, Wrapped};
+use toggle_admin::Store;
 
 const VARIANTS: &str = "/api/admin/projects/p/features/f/environments/production/variants";
 
@@ -79,54 +81,17 @@ async fn no_client_input_gives_a_500() {
     }
 }
 
-/// A MemoryStore whose commits fail once `broken` is set, with a cause that must stay out of
-/// the response.
+/// Once `broken` is set, commits fail, with a cause that must stay out of the response.
 #[derive(Debug, Default)]
-struct BreakableStore {
-    inner: toggle_admin::MemoryStore,
+struct Breakable {
     broken: std::sync::atomic::AtomicBool,
 }
 
-#[async_trait::async_trait]
-impl toggle_admin::Store for BreakableStore {
-    async fn get(
-        &self,
-        key: &toggle_admin::store::Key,
-    ) -> Result<Option<toggle_admin::store::Versioned>, toggle_admin::store::StoreError> {
-        self.inner.get(key).await
-    }
-    async fn get_many(
-        &self,
-        keys: &[toggle_admin::store::Key],
-    ) -> Result<Vec<Option<toggle_admin::store::Versioned>>, toggle_admin::store::StoreError> {
-        self.inner.get_many(keys).await
-    }
-    async fn list(
-        &self,
-        collection: toggle_admin::store::Collection,
-        prefix: &str,
-    ) -> Result<toggle_admin::store::Listing, toggle_admin::store::StoreError> {
-        self.inner.list(collection, prefix).await
-    }
-    async fn events(
-        &self,
-        after: u64,
-        limit: usize,
-    ) -> Result<Vec<toggle_admin::store::Event>, toggle_admin::store::StoreError> {
-        self.inner.events(after, limit).await
-    }
-    async fn revision(
-        &self,
-    ) -> Result<toggle_admin::store::Revision, toggle_admin::store::StoreError> {
-        self.inner.revision().await
-    }
-    async fn view(
-        &self,
-    ) -> Result<Box<dyn toggle_admin::store::ReadView>, toggle_admin::store::StoreError> {
-        self.inner.view().await
-    }
+#[toggle_admin::async_trait]
+impl Behaviour for Breakable {
     async fn commit(
         &self,
+        inner: &toggle_admin::MemoryStore,
         changes: toggle_admin::store::ChangeSet,
     ) -> Result<toggle_admin::store::Revision, toggle_admin::store::StoreError> {
         if self.broken.load(std::sync::atomic::Ordering::SeqCst) {
@@ -135,7 +100,7 @@ impl toggle_admin::Store for BreakableStore {
                 source: std::io::Error::other("disk on fire"),
             });
         }
-        self.inner.commit(changes).await
+        inner.commit(changes).await
     }
 }
 
@@ -155,7 +120,7 @@ impl std::io::Write for Captured {
 
 #[tokio::test]
 async fn a_store_failure_is_a_500_that_says_only_that_and_logs_the_cause() {
-    let store = std::sync::Arc::new(BreakableStore::default());
+    let store = std::sync::Arc::new(Wrapped::<Breakable>::default());
     let admin = toggle_admin::ToggleAdmin::from_arc(store.clone());
     let t = setup_on(admin).await;
     let logs = Captured::default();
@@ -166,6 +131,7 @@ async fn a_store_failure_is_a_500_that_says_only_that_and_logs_the_cause() {
         .finish();
     let _guard = tracing::subscriber::set_default(subscriber);
     store
+        .behaviour
         .broken
         .store(true, std::sync::atomic::Ordering::SeqCst);
     let patch = json!([{"op": "add", "path": "/-", "value": {"name": "a", "weight": 0}}]);

@@ -13,10 +13,9 @@ use chrono::Utc;
 use serde_json::json;
 use support::access::user_with_key;
 use support::facade::{all_events, patch};
+use support::wrapped::{Behaviour, Wrapped};
 use toggle_admin::model::{Environment, Project};
-use toggle_admin::store::{
-    ChangeSet, Collection, Event, Key, Listing, Revision, Store, StoreError, Versioned,
-};
+use toggle_admin::store::{ChangeSet, Collection, Event, Key, Revision, Store, StoreError};
 use toggle_admin::{Caller, Error, Grant, KeyAccess, MemoryStore, Permission, ToggleAdmin};
 
 fn sha256_hex(text: &str) -> String {
@@ -244,64 +243,44 @@ async fn eight_writers_and_a_revocation(admin: ToggleAdmin, root: Caller, round:
     );
 }
 
-/// A store that, once armed, runs `interfere` just before the next commit that records an
-/// event of type `before`: a deterministic stand-in for a concurrent writer.
+/// Once armed, runs `interfere` just before the next commit that records an event of type
+/// `before`: a deterministic stand-in for a concurrent writer.
 #[derive(Debug)]
 struct Interfering {
-    inner: MemoryStore,
     before: &'static str,
     interfere: std::sync::Mutex<Option<ChangeSet>>,
 }
 
 impl Interfering {
-    fn new(before: &'static str) -> Self {
-        Self {
-            inner: MemoryStore::new(),
-            before,
-            interfere: std::sync::Mutex::new(None),
-        }
-    }
-
     fn arm(&self, changes: ChangeSet) {
         *self.interfere.lock().unwrap() = Some(changes);
     }
 }
 
 #[async_trait]
-impl Store for Interfering {
-    async fn get(&self, key: &Key) -> Result<Option<Versioned>, StoreError> {
-        self.inner.get(key).await
-    }
-    async fn get_many(&self, keys: &[Key]) -> Result<Vec<Option<Versioned>>, StoreError> {
-        self.inner.get_many(keys).await
-    }
-    async fn list(&self, collection: Collection, prefix: &str) -> Result<Listing, StoreError> {
-        self.inner.list(collection, prefix).await
-    }
-    async fn events(&self, after: u64, limit: usize) -> Result<Vec<Event>, StoreError> {
-        self.inner.events(after, limit).await
-    }
-    async fn revision(&self) -> Result<Revision, StoreError> {
-        self.inner.revision().await
-    }
-    async fn view(&self) -> Result<Box<dyn toggle_admin::store::ReadView>, StoreError> {
-        self.inner.view().await
-    }
-    async fn commit(&self, changes: ChangeSet) -> Result<Revision, StoreError> {
+impl Behaviour for Interfering {
+    async fn commit(
+        &self,
+        inner: &MemoryStore,
+        changes: ChangeSet,
+    ) -> Result<Revision, StoreError> {
         let interfere = if changes.events.iter().any(|e| e.event_type == self.before) {
             self.interfere.lock().unwrap().take()
         } else {
             None
         };
         if let Some(other) = interfere {
-            self.inner.commit(other).await?;
+            inner.commit(other).await?;
         }
-        self.inner.commit(changes).await
+        inner.commit(changes).await
     }
 }
 
-async fn interfering(before: &'static str) -> (ToggleAdmin, Caller, Arc<Interfering>) {
-    let store = Arc::new(Interfering::new(before));
+async fn interfering(before: &'static str) -> (ToggleAdmin, Caller, Arc<Wrapped<Interfering>>) {
+    let store = Arc::new(Wrapped::new(Interfering {
+        before,
+        interfere: std::sync::Mutex::new(None),
+    }));
     let admin = ToggleAdmin::from_arc(store.clone());
     let (admin, root) = support::facade::setup_on(admin).await;
     (admin, root, store)
@@ -326,7 +305,7 @@ async fn a_key_revoked_between_check_and_commit_writes_nothing() {
     let writer = admin.authenticate(Some(&key.secret)).await.unwrap();
     let mut revoke = ChangeSet::new();
     revoke.delete(Key::new(Collection::ApiKeys, sha256_hex(&key.secret)));
-    store.arm(revoke);
+    store.behaviour.arm(revoke);
     let ops = json!([{"op": "add", "path": "/-", "value": {"name": "a", "weight": 1000}}]);
     let err = admin
         .patch_variants(&writer, "p", "f", "production", &patch(ops))
@@ -355,7 +334,7 @@ async fn an_access_change_between_check_and_commit_is_decided_again() {
     user["rootRole"] = json!(3);
     let mut demote = ChangeSet::new();
     demote.put(user_key, user);
-    store.arm(demote);
+    store.behaviour.arm(demote);
     let ops = json!([{"op": "add", "path": "/-", "value": {"name": "a", "weight": 1000}}]);
     let err = admin
         .patch_variants(&editor, "p", "f", "production", &patch(ops))
@@ -418,7 +397,7 @@ async fn creating_a_project_survives_an_unrelated_environment_change() {
     let env = admin.store().get(&env_key).await.unwrap().unwrap();
     let mut touch = ChangeSet::new();
     touch.put(env_key, env.value.clone());
-    store.arm(touch);
+    store.behaviour.arm(touch);
     let created = admin
         .create_project(
             &root,
@@ -443,7 +422,7 @@ async fn a_real_clash_is_name_exists() {
         Key::new(Collection::Environments, "qa"),
         json!({"name": "qa", "type": "test", "enabled": true}),
     );
-    store.arm(first);
+    store.behaviour.arm(first);
     let err = admin
         .create_environment(
             &root,
@@ -478,7 +457,7 @@ async fn other_conflicts_on_create_are_decided_again() {
         let record = admin.store().get(&key_record).await.unwrap().unwrap();
         let mut touch = ChangeSet::new();
         touch.put(key_record, record.value.clone());
-        store.arm(touch);
+        store.behaviour.arm(touch);
         let result = match what {
             "tag type" => admin
                 .create_tag_type(

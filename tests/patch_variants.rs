@@ -6,8 +6,9 @@ mod support;
 use proptest::prelude::*;
 use serde_json::{Value, json};
 use support::facade::{add_variants, all_events, patch, patch_f, setup, weights};
+use support::wrapped::{Behaviour, Wrapped};
 use toggle_admin::model::{Variant, WeightType};
-use toggle_admin::{Error, Grant, KeyAccess, Permission, ToggleAdmin};
+use toggle_admin::{Error, Grant, KeyAccess, Permission, Store, ToggleAdmin};
 
 /// Variants to add, `(name, weightType, weight)`, and the expected `(name, weight)` result.
 type WeightCase = (
@@ -516,54 +517,18 @@ proptest! {
     }
 }
 
-/// A MemoryStore whose commits all conflict once armed, counting the attempts.
+/// Once armed, every commit conflicts; the attempts are counted.
 #[derive(Debug, Default)]
 struct AlwaysConflicting {
-    inner: toggle_admin::MemoryStore,
     armed: std::sync::atomic::AtomicBool,
     attempts: std::sync::atomic::AtomicUsize,
 }
 
-#[async_trait::async_trait]
-impl toggle_admin::Store for AlwaysConflicting {
-    async fn get(
-        &self,
-        key: &toggle_admin::store::Key,
-    ) -> Result<Option<toggle_admin::store::Versioned>, toggle_admin::store::StoreError> {
-        self.inner.get(key).await
-    }
-    async fn get_many(
-        &self,
-        keys: &[toggle_admin::store::Key],
-    ) -> Result<Vec<Option<toggle_admin::store::Versioned>>, toggle_admin::store::StoreError> {
-        self.inner.get_many(keys).await
-    }
-    async fn list(
-        &self,
-        collection: toggle_admin::store::Collection,
-        prefix: &str,
-    ) -> Result<toggle_admin::store::Listing, toggle_admin::store::StoreError> {
-        self.inner.list(collection, prefix).await
-    }
-    async fn events(
-        &self,
-        after: u64,
-        limit: usize,
-    ) -> Result<Vec<toggle_admin::store::Event>, toggle_admin::store::StoreError> {
-        self.inner.events(after, limit).await
-    }
-    async fn revision(
-        &self,
-    ) -> Result<toggle_admin::store::Revision, toggle_admin::store::StoreError> {
-        self.inner.revision().await
-    }
-    async fn view(
-        &self,
-    ) -> Result<Box<dyn toggle_admin::store::ReadView>, toggle_admin::store::StoreError> {
-        self.inner.view().await
-    }
+#[toggle_admin::async_trait]
+impl Behaviour for AlwaysConflicting {
     async fn commit(
         &self,
+        inner: &toggle_admin::MemoryStore,
         changes: toggle_admin::store::ChangeSet,
     ) -> Result<toggle_admin::store::Revision, toggle_admin::store::StoreError> {
         if self.armed.load(std::sync::atomic::Ordering::SeqCst) {
@@ -573,7 +538,7 @@ impl toggle_admin::Store for AlwaysConflicting {
                 "always, in this test".to_owned(),
             ));
         }
-        self.inner.commit(changes).await
+        inner.commit(changes).await
     }
 }
 
@@ -581,14 +546,17 @@ impl toggle_admin::Store for AlwaysConflicting {
 /// attempts with `Error::Contention` (409 `ConflictError`) and writes nothing.
 #[tokio::test]
 async fn endless_conflicts_end_in_a_contention_error_after_bounded_attempts() {
-    let store = std::sync::Arc::new(AlwaysConflicting::default());
+    let store = std::sync::Arc::new(Wrapped::<AlwaysConflicting>::default());
     let admin = ToggleAdmin::from_arc(store.clone());
     let (admin, caller) = support::facade::setup_on(admin).await;
     add_variants(&admin, &caller, &[("a", "variable", 0)])
         .await
         .unwrap();
     let events_before = all_events(&admin, &caller).await.len();
-    store.armed.store(true, std::sync::atomic::Ordering::SeqCst);
+    store
+        .behaviour
+        .armed
+        .store(true, std::sync::atomic::Ordering::SeqCst);
     let error = add_variants(&admin, &caller, &[("b", "variable", 0)])
         .await
         .unwrap_err();
@@ -601,10 +569,14 @@ async fn endless_conflicts_end_in_a_contention_error_after_bounded_attempts() {
     }
     assert_eq!(status(Err::<(), _>(error)), 409);
     assert_eq!(
-        store.attempts.load(std::sync::atomic::Ordering::SeqCst),
+        store
+            .behaviour
+            .attempts
+            .load(std::sync::atomic::Ordering::SeqCst),
         200
     );
     store
+        .behaviour
         .armed
         .store(false, std::sync::atomic::Ordering::SeqCst);
     let stored = admin

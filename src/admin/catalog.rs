@@ -8,7 +8,7 @@ use serde::de::DeserializeOwned;
 use super::records::{
     ContextFieldRecord, TagTypeRecord, decode, encode, strategy_definition_key, tag_type_key,
 };
-use super::{Check, ToggleAdmin, event};
+use super::{Authorised, Check, ToggleAdmin, event};
 use crate::auth::{Caller, Permission};
 use crate::error::{Error, Result};
 use crate::import::{
@@ -16,7 +16,7 @@ use crate::import::{
 };
 use crate::model::{ContextField, Segment, StrategyDefinition, TagType};
 use crate::names::{MAX_NAME, display_name_problem, name_problem};
-use crate::store::{ChangeSet, Collection, Key, Revision};
+use crate::store::{ChangeSet, Collection, Json, Key, Revision};
 
 impl ToggleAdmin {
     /// Create a custom strategy definition. Needs `CREATE_STRATEGY`. The name must be 1–100
@@ -28,7 +28,7 @@ impl ToggleAdmin {
         definition: &StrategyDefinition,
     ) -> Result<StrategyDefinition> {
         let checks = [Check::root(Permission::CreateStrategy)];
-        let mut first = Some(self.require(caller, &checks).await?);
+        let first = self.require(caller, &checks).await?;
         if let Some(problem) = name_problem(&definition.name, 100) {
             return Err(Error::invalid_at("name", problem));
         }
@@ -60,9 +60,40 @@ impl ToggleAdmin {
         };
         let key = strategy_definition_key(&created.name);
         let value = encode(&key, &created)?;
-        // A conflict is decided again: only a definition that exists is a name clash.
-        retrying!("create_strategy_definition", async {
-            let authorised = self.authorise_attempt(&mut first, caller, &checks).await?;
+        self.create_absent(
+            caller,
+            first,
+            &checks,
+            "create_strategy_definition",
+            key,
+            value,
+            "strategy-created",
+            taken,
+        )
+        .await?;
+        Ok(created)
+    }
+
+    /// Create the record `value` at `key`, which must not exist yet (else `taken()`), with
+    /// one `event_type` event carrying it: how the catalogue's named things (strategy
+    /// definitions, tag types, context fields) are created. `first` authorises the first
+    /// attempt; a conflict is decided again, and only a record that exists is a name clash.
+    // Each argument is one of the things the three creates differ in.
+    #[allow(clippy::too_many_arguments)]
+    pub(super) async fn create_absent(
+        &self,
+        caller: &Caller,
+        first: Authorised,
+        checks: &[Check<'_>],
+        what: &'static str,
+        key: Key,
+        value: Json,
+        event_type: &str,
+        taken: impl Fn() -> Error,
+    ) -> Result<()> {
+        let mut first = Some(first);
+        retrying!(what, async {
+            let authorised = self.authorise_attempt(&mut first, caller, checks).await?;
             if self.store.get(&key).await?.is_some() {
                 return Err(taken());
             }
@@ -72,7 +103,7 @@ impl ToggleAdmin {
                 .put(key.clone(), value.clone())
                 .event(event(
                     caller,
-                    "strategy-created",
+                    event_type,
                     None,
                     None,
                     None,
@@ -80,7 +111,7 @@ impl ToggleAdmin {
                     Some(value.clone()),
                 ));
             self.commit_as(&authorised, changes).await?;
-            Ok(created.clone())
+            Ok(())
         })
     }
 
@@ -112,7 +143,7 @@ impl ToggleAdmin {
     /// characters and not taken (`simple` included); `color` is `#RRGGBB`.
     pub async fn create_tag_type(&self, caller: &Caller, tag_type: &TagType) -> Result<TagType> {
         let checks = [Check::root(Permission::CreateTagType)];
-        let mut first = Some(self.require(caller, &checks).await?);
+        let first = self.require(caller, &checks).await?;
         if let Some(problem) = crate::import::tag_type_name_problem(&tag_type.name) {
             return Err(Error::invalid_at("name", problem));
         }
@@ -136,28 +167,18 @@ impl ToggleAdmin {
         let record = tag_type_record(tag_type);
         let key = tag_type_key(&record.name);
         let value = encode(&key, &record)?;
-        // A conflict is decided again: only a tag type that exists is a name clash.
-        retrying!("create_tag_type", async {
-            let authorised = self.authorise_attempt(&mut first, caller, &checks).await?;
-            if self.store.get(&key).await?.is_some() {
-                return Err(taken());
-            }
-            let mut changes = ChangeSet::new();
-            changes
-                .expect_revision(key.clone(), Revision::ABSENT)
-                .put(key.clone(), value.clone())
-                .event(event(
-                    caller,
-                    "tag-type-created",
-                    None,
-                    None,
-                    None,
-                    None,
-                    Some(value.clone()),
-                ));
-            self.commit_as(&authorised, changes).await?;
-            Ok(tag_type_view(&record))
-        })
+        self.create_absent(
+            caller,
+            first,
+            &checks,
+            "create_tag_type",
+            key,
+            value,
+            "tag-type-created",
+            taken,
+        )
+        .await?;
+        Ok(tag_type_view(&record))
     }
 
     /// Every tag type, `simple` included, by name.

@@ -4,13 +4,12 @@ use chrono::Utc;
 
 use super::catalog::context_field_view;
 use super::records::{ContextFieldRecord, context_field_key, encode};
-use super::{Check, ToggleAdmin, event};
+use super::{Check, ToggleAdmin};
 use crate::auth::{Caller, Permission};
 use crate::error::{Error, ErrorDetail, Result};
 use crate::import::is_builtin_context_field;
 use crate::model::ContextField;
 use crate::names::name_problem;
-use crate::store::{ChangeSet, Revision};
 
 impl ToggleAdmin {
     /// Create a context field. Needs `CREATE_CONTEXT_FIELD`.
@@ -26,7 +25,7 @@ impl ToggleAdmin {
         field: &ContextField,
     ) -> Result<ContextField> {
         let checks = [Check::root(Permission::CreateContextField)];
-        let mut first = Some(self.require(caller, &checks).await?);
+        let first = self.require(caller, &checks).await?;
         let mut problems = Vec::new();
         if let Some(problem) = name_problem(&field.name, 100) {
             problems.push(ErrorDetail::at("name", problem));
@@ -81,28 +80,18 @@ impl ToggleAdmin {
         };
         let key = context_field_key(&record.name);
         let value = encode(&key, &record)?;
-        // A conflict is decided again: only a field that exists is a name clash.
-        retrying!("create_context_field", async {
-            let authorised = self.authorise_attempt(&mut first, caller, &checks).await?;
-            if self.store.get(&key).await?.is_some() {
-                return Err(taken());
-            }
-            let mut changes = ChangeSet::new();
-            changes
-                .expect_revision(key.clone(), Revision::ABSENT)
-                .put(key.clone(), value.clone())
-                .event(event(
-                    caller,
-                    "context-field-created",
-                    None,
-                    None,
-                    None,
-                    None,
-                    Some(value.clone()),
-                ));
-            self.commit_as(&authorised, changes).await?;
-            Ok(context_field_view(&record))
-        })
+        self.create_absent(
+            caller,
+            first,
+            &checks,
+            "create_context_field",
+            key,
+            value,
+            "context-field-created",
+            taken,
+        )
+        .await?;
+        Ok(context_field_view(&record))
     }
 
     /// Every context field, built-ins included, by name. Any valid key may read them.

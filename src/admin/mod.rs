@@ -68,6 +68,8 @@ pub use client_metrics::{DEFAULT_METRICS_FLUSH_INTERVAL, FeatureEnvironmentMetri
 pub use features::ArchivedFeatures;
 pub use projects::{NewFeature, NewProject};
 pub use users::{NewGroup, NewRole, NewUser};
+#[cfg(feature = "http")]
+pub(crate) use variants::VariantsChange;
 
 /// How often an operation re-reads and decides again after a [`StoreError::Conflict`] before
 /// it gives up with [`Error::Contention`]. Each retry means another writer committed, so the

@@ -218,19 +218,7 @@ impl ToggleAdmin {
     pub async fn create_group(&self, caller: &Caller, group: &NewGroup) -> Result<Group> {
         let checks = [Check::root(Permission::ManageUsers)];
         let mut first = Some(self.require(caller, &checks).await?);
-        let name = group.name.trim();
-        if name.is_empty() || name.chars().count() > 100 {
-            return Err(Error::invalid_at(
-                "name",
-                "a group's name must be 1 to 100 characters",
-            ));
-        }
-        if let Some(problem) = display_name_problem(name, MAX_NAME) {
-            return Err(Error::invalid_at(
-                "name",
-                format!("a group's name {problem}"),
-            ));
-        }
+        let name = trimmed_name(&group.name, "group")?;
         retrying!("create_group", async {
             let authorised = self.authorise_attempt(&mut first, caller, &checks).await?;
             let existing = self.store.list(Collection::Groups, "").await?;
@@ -330,19 +318,7 @@ impl ToggleAdmin {
     pub async fn create_role(&self, caller: &Caller, role: &NewRole) -> Result<Role> {
         let checks = [Check::root(Permission::ManageUsers)];
         let mut first = Some(self.require(caller, &checks).await?);
-        let name = role.name.trim();
-        if name.is_empty() || name.chars().count() > 100 {
-            return Err(Error::invalid_at(
-                "name",
-                "a role's name must be 1 to 100 characters",
-            ));
-        }
-        if let Some(problem) = display_name_problem(name, MAX_NAME) {
-            return Err(Error::invalid_at(
-                "name",
-                format!("a role's name {problem}"),
-            ));
-        }
+        let name = trimmed_name(&role.name, "role")?;
         retrying!("create_role", async {
             let authorised = self.authorise_attempt(&mut first, caller, &checks).await?;
             let environments = self.store.list(Collection::Environments, "").await?;
@@ -462,6 +438,25 @@ impl ToggleAdmin {
         }
         Ok(unique.into_iter().collect())
     }
+}
+
+/// A group's or role's name (`what`), trimmed: 1 to 100 characters, free of control
+/// characters. Groups and roles take names by the same rule.
+fn trimmed_name<'a>(name: &'a str, what: &str) -> Result<&'a str> {
+    let name = name.trim();
+    if name.is_empty() || name.chars().count() > 100 {
+        return Err(Error::invalid_at(
+            "name",
+            format!("a {what}'s name must be 1 to 100 characters"),
+        ));
+    }
+    if let Some(problem) = display_name_problem(name, MAX_NAME) {
+        return Err(Error::invalid_at(
+            "name",
+            format!("a {what}'s name {problem}"),
+        ));
+    }
+    Ok(name)
 }
 
 /// Every record of a listing, decoded.

@@ -13,7 +13,7 @@ use super::records::{
     decode_ref, encode, environment_key, feature_environment_key, feature_key, project_key,
     revision_of,
 };
-use super::{Check, ToggleAdmin, event};
+use super::{Authorised, Check, ToggleAdmin, event};
 use crate::auth::{Caller, Permission};
 use crate::error::{Error, Result};
 use crate::model::{FeatureVariants, Variant};
@@ -165,12 +165,12 @@ impl ToggleAdmin {
         environment: &str,
         patch: &Patch,
     ) -> Result<FeatureVariants> {
-        self.change_variants(caller, project, feature, environment, |key, current| {
-            let current: Value = decode_text(key, current)?;
-            let patched = crate::variants::apply_patch_to(current, patch)?;
-            crate::variants::normalise_variants(&patched)
-        })
-        .await
+        let first = self
+            .require_variants_permission(caller, project, environment)
+            .await?;
+        let change = VariantsChange::Patch(patch);
+        self.change_variants(first, caller, project, feature, environment, change)
+            .await
     }
 
     /// Replace the variants of `feature` in `environment`: `PUT …/variants`. The same
@@ -200,10 +200,12 @@ impl ToggleAdmin {
         environment: &str,
         variants: &Value,
     ) -> Result<FeatureVariants> {
-        self.change_variants(caller, project, feature, environment, |_, _| {
-            crate::variants::normalise_variants(variants)
-        })
-        .await
+        let first = self
+            .require_variants_permission(caller, project, environment)
+            .await?;
+        let change = VariantsChange::Replace(variants);
+        self.change_variants(first, caller, project, feature, environment, change)
+            .await
     }
 
     /// The variants of `feature` in `environment`: `GET …/variants`. Any valid key may read
@@ -228,49 +230,38 @@ impl ToggleAdmin {
         })
     }
 
-    /// Check that `caller` may change variants of `project` in `environment`, before its
-    /// body is read (the HTTP order of checks: permission before body shape).
-    #[cfg_attr(not(feature = "http"), allow(dead_code))]
+    /// Decide whether `caller` may change variants of `project` in `environment`. It comes
+    /// before the input is looked at (the HTTP order of checks: permission before body
+    /// shape); the decision then serves the change's first attempt.
     pub(crate) async fn require_variants_permission(
         &self,
         caller: &Caller,
         project: &str,
         environment: &str,
-    ) -> Result<()> {
-        self.require(
-            caller,
-            &[Check::environment(
-                Permission::UpdateFeatureEnvironmentVariants,
-                project,
-                environment,
-            )],
-        )
-        .await
-        .map(drop)
+    ) -> Result<Authorised> {
+        self.require(caller, &variants_checks(project, environment))
+            .await
     }
 
-    async fn change_variants(
+    /// Read-decide-submit the variant list, authorised by `first` on the first attempt (from
+    /// [`require_variants_permission`](Self::require_variants_permission), which the HTTP
+    /// adapter calls before reading the body).
+    pub(crate) async fn change_variants(
         &self,
+        first: Authorised,
         caller: &Caller,
         project: &str,
         feature: &str,
         environment: &str,
-        decide: impl Fn(&Key, &RawValue) -> Result<Vec<Variant>>,
+        change: VariantsChange<'_>,
     ) -> Result<FeatureVariants> {
         let fe_key = feature_environment_key(feature, environment);
+        let checks = variants_checks(project, environment);
+        let mut first = Some(first);
         retrying!("patch_variants", async {
-            // Inside the loop: a conflict (the key revoked, the user's access changed) is
-            // decided again, permission included.
-            let authorised = self
-                .require(
-                    caller,
-                    &[Check::environment(
-                        Permission::UpdateFeatureEnvironmentVariants,
-                        project,
-                        environment,
-                    )],
-                )
-                .await?;
+            // After a conflict (the key revoked, the user's access changed) the permission
+            // is decided again with the rest.
+            let authorised = self.authorise_attempt(&mut first, caller, &checks).await?;
             // Writers of this feature environment decide one after the other, on the latest
             // accepted state, and wait for durability after letting the next one decide.
             let turn = self.locks.lock(&fe_key).await;
@@ -289,7 +280,14 @@ impl ToggleAdmin {
             }
             let stored = target.stored()?;
             let old_list = stored.variants();
-            let variants = decide(&target.fe_key, old_list)?;
+            let variants = match change {
+                VariantsChange::Patch(patch) => {
+                    let current: Value = decode_text(&target.fe_key, old_list)?;
+                    let patched = crate::variants::apply_patch_to(current, patch)?;
+                    crate::variants::normalise_variants(&patched)?
+                }
+                VariantsChange::Replace(list) => crate::variants::normalise_variants(list)?,
+            };
             let new_list = encode(&target.fe_key, &variants)?;
             // The stored record with the new list; `enabled` and the strategies are written
             // back as they were.
@@ -384,6 +382,24 @@ impl ToggleAdmin {
             project_revision: project_record.revision,
         })
     }
+}
+
+/// What a variant change does to the stored list.
+#[derive(Clone, Copy)]
+pub(crate) enum VariantsChange<'a> {
+    /// Apply a JSON Patch to it (`PATCH`).
+    Patch(&'a Patch),
+    /// Replace it with this list, still raw JSON so that problems are reported by path (`PUT`).
+    Replace(&'a Value),
+}
+
+/// The permission a variant change needs.
+fn variants_checks<'a>(project: &'a str, environment: &'a str) -> [Check<'a>; 1] {
+    [Check::environment(
+        Permission::UpdateFeatureEnvironmentVariants,
+        project,
+        environment,
+    )]
 }
 
 /// Decode a member of the record at `key` from its stored JSON text.

@@ -6,6 +6,7 @@ use axum::extract::State;
 use super::error::{HttpResult, Json};
 use super::extract::{Authenticated, LaterBody, Params};
 use crate::ToggleAdmin;
+use crate::admin::VariantsChange;
 use crate::model::FeatureVariants;
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
@@ -36,13 +37,22 @@ async fn patch(
     Params((project, feature, environment)): VariantsPath,
     body: LaterBody,
 ) -> HttpResult<Json<FeatureVariants>> {
-    admin
+    // Permission before the body's shape, as Unleash checks; the decision then serves the
+    // change's first attempt.
+    let authorised = admin
         .require_variants_permission(&caller, &project, &environment)
         .await?;
     let body = body.patch().await?;
     let patch = crate::variants::decode_patch(&body)?;
     let result = admin
-        .patch_variants(&caller, &project, &feature, &environment, &patch)
+        .change_variants(
+            authorised,
+            &caller,
+            &project,
+            &feature,
+            &environment,
+            VariantsChange::Patch(&patch),
+        )
         .await?;
     Ok(Json::ok(result))
 }
@@ -64,12 +74,19 @@ async fn replace(
     Params((project, feature, environment)): VariantsPath,
     body: LaterBody,
 ) -> HttpResult<Json<FeatureVariants>> {
-    admin
+    let authorised = admin
         .require_variants_permission(&caller, &project, &environment)
         .await?;
     let body = body.value().await?;
     let result = admin
-        .set_variants_json(&caller, &project, &feature, &environment, &body)
+        .change_variants(
+            authorised,
+            &caller,
+            &project,
+            &feature,
+            &environment,
+            VariantsChange::Replace(&body),
+        )
         .await?;
     Ok(Json::ok(result))
 }

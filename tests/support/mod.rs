@@ -6,6 +6,7 @@
 //! * [`access`]: users with keys, roles and project access configurations.
 //! * [`import`]: the import and export tests' set-up, fixtures and state dumps.
 //! * [`store`]: stores driven directly: temporary directories, events, dumps.
+//! * [`wrapped`]: a MemoryStore whose commits misbehave as a test says.
 //! * [`http`] (feature `http`): one request through the router.
 //! * [`server_binary`] (feature `http`): the `server` example's binary, built once.
 //! * [`postgres`] (feature `postgres`): the server from `TOGGLE_ADMIN_TEST_POSTGRES` and a
@@ -22,3 +23,4 @@ pub mod postgres;
 #[cfg(feature = "http")]
 pub mod server_binary;
 pub mod store;
+pub mod wrapped;
