@@ -7,6 +7,12 @@
 #   scripts/http-bench.sh                 # 10 s per scenario, 1 run
 #   SECONDS_EACH=10 RUNS=3 scripts/http-bench.sh
 #   POSTGRES_URL=postgres://postgres@127.0.0.1:5432/test scripts/http-bench.sh
+#   STORES="postgres" BASELINE_BIN=/path/to/old/server POSTGRES_URL=... scripts/http-bench.sh
+#
+# STORES picks stores (default: memory file, and postgres when POSTGRES_URL is set);
+# BASELINE_BIN names another build of the `server` example (an earlier commit, say) that runs
+# every scenario right after this build's, in the same run, in rows marked "baseline";
+# SKIP_EXPORT=1 leaves out the export timings.
 #
 # Needs wrk (apt-get install wrk) and curl. Never run by CI: timings belong here, not in tests.
 set -euo pipefail
@@ -21,6 +27,9 @@ features=http
 [ -n "${POSTGRES_URL:-}" ] && features=http,postgres
 cargo build --quiet --release --features "$features" --example server
 BIN=target/release/examples/server
+server_bin=$BIN
+bins=("$BIN")
+[ -n "${BASELINE_BIN:-}" ] && bins+=("$BASELINE_BIN")
 work=$(mktemp -d)
 server_pid=
 cleanup() { [ -n "$server_pid" ] && kill "$server_pid" 2>/dev/null || true; wait 2>/dev/null || true; rm -rf "$work"; }
@@ -31,7 +40,7 @@ free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",
 start_server() { # args: store arguments
     port=$(free_port)
     BASE="http://127.0.0.1:$port"
-    RUST_LOG=warn,server=info TOGGLE_ADMIN_BOOTSTRAP_KEY=$KEY "$BIN" "$@" --addr "127.0.0.1:$port" >"$work/server.log" 2>&1 &
+    RUST_LOG=warn,server=info TOGGLE_ADMIN_BOOTSTRAP_KEY=$KEY "$server_bin" "$@" --addr "127.0.0.1:$port" >"$work/server.log" 2>&1 &
     server_pid=$!
     for _ in $(seq 1 100); do
         curl -sf -o /dev/null -H "Authorization: $KEY" "$BASE/api/admin/projects/default" && return 0
@@ -139,17 +148,24 @@ PY
 echo "fsync floor (1.3 KB append + fdatasync, median of 300): $(fsync_floor) µs"
 echo
 
-stores=("memory" "file")
-[ -n "${POSTGRES_URL:-}" ] && stores+=("postgres")
+if [ -n "${STORES:-}" ]; then
+    read -r -a stores <<<"$STORES"
+else
+    stores=("memory" "file")
+    [ -n "${POSTGRES_URL:-}" ] && stores+=("postgres")
+fi
 echo "| store | scenario | run | req/s | p50 | p99 | max | non-2xx |"
 echo "|---|---|---|---|---|---|---|---|"
 for run in $(seq 1 "$RUNS"); do
     for store in "${stores[@]}"; do
+      for server_bin in "${bins[@]}"; do
+        label=$store
+        [ "$server_bin" != "$BIN" ] && label="$store (baseline)"
         case $store in
             memory) start_server --memory ;;
             file) rm -rf "$work/data"; start_server --data "$work/data" ;;
             postgres)
-                schema="bench_$(date +%s)_$run"
+                schema="bench_$(date +%s%N)_$run"
                 start_server --postgres "$POSTGRES_URL" --postgres-schema "$schema" ;;
         esac
         seed
@@ -161,17 +177,20 @@ for run in $(seq 1 "$RUNS"); do
         for spec in "1 1" "16 1" "16 16"; do
             set -- $spec
             read -r rps p50 p99 max errors < <(scenario "$1" "$2")
-            echo "| $store | $1 conn, $2 feature(s) | $run | $rps | $p50 | $p99 | $max | $errors |"
+            echo "| $label | $1 conn, $2 feature(s) | $run | $rps | $p50 | $p99 | $max | $errors |"
         done
         stop_server
         if [ "$store" = postgres ]; then
             psql "$POSTGRES_URL" -qc "DROP SCHEMA IF EXISTS $schema CASCADE" >/dev/null 2>&1 || true
         fi
+      done
     done
 done
+server_bin=$BIN
 
 echo
 echo "fsync floor after the runs: $(fsync_floor) µs"
+[ "${SKIP_EXPORT:-}" = 1 ] && exit 0
 echo
 echo "| store | export of 3,000 features, unloaded | while 1 client patches | while 4 clients patch |"
 echo "|---|---|---|---|"
