@@ -277,7 +277,7 @@ async fn updates_merge_and_sort_orders_are_set_as_unleash_does() {
             Some(&json!({"name": "default", "constraints": [{"contextName": "userId", "operator": "IN"}]})),
         )
         .await;
-    r.error(StatusCode::BAD_REQUEST, "BadDataError");
+    r.error(StatusCode::BAD_REQUEST, "ValidationError");
     let r = t
         .call(Method::GET, &format!("{ENV}/strategies/nope"), None)
         .await;
