@@ -226,6 +226,20 @@ async fn updates_merge_and_sort_orders_are_set_as_unleash_does() {
         json!({"name": "default", "title": "x", "disabled": false, "constraints": [], "parameters": {"a": "b"}, "variants": [], "sortOrder": 4, "segments": []})
     );
 
+    // PATCH: a JSON Patch of the strategy, saved as a PUT of the result.
+    let r = t
+        .call(
+            Method::PATCH,
+            &format!("{ENV}/strategies/{s2}"),
+            Some(&json!([{"op": "replace", "path": "/title", "value": "patched"}])),
+        )
+        .await;
+    assert_eq!(r.status, StatusCode::OK, "{}", r.text());
+    assert_eq!(
+        without_id(r.json()),
+        json!({"name": "default", "title": "patched", "disabled": false, "constraints": [], "parameters": {"a": "b"}, "variants": [], "sortOrder": 4, "segments": []})
+    );
+
     // set-sort-order: 200 without a body; unknown ids are ignored.
     let path = format!("{ENV}/strategies/set-sort-order");
     let r = t

@@ -7,7 +7,7 @@ use serde::Serialize;
 use serde_json::{Map, Value};
 
 use super::error::{HttpResult, Json};
-use super::extract::{Authenticated, JsonBody, JsonValue, Params, decode_value};
+use super::extract::{Authenticated, JsonBody, JsonValue, LaterBody, Params, decode_value};
 use crate::ToggleAdmin;
 use crate::model::{FeatureStrategy, ParentDependency, StrategySortOrder, Tag};
 use utoipa_axum::router::OpenApiRouter;
@@ -16,7 +16,7 @@ use utoipa_axum::routes;
 pub(crate) fn routes() -> OpenApiRouter<ToggleAdmin> {
     OpenApiRouter::new()
         .routes(routes!(list_strategies, add_strategy))
-        .routes(routes!(get_strategy, update_strategy, remove_strategy))
+        .routes(routes!(get_strategy, update_strategy, patch_strategy, remove_strategy))
         .routes(routes!(set_strategy_sort_order))
         .routes(routes!(enable))
         .routes(routes!(disable))
@@ -157,6 +157,40 @@ async fn update_strategy(
             &id,
             &Value::Object(update),
         )
+        .await?;
+    Ok(Json::ok(public(updated)))
+}
+
+/// A JSON Patch of the strategy as `GET` answers it, applied strictly (the rules of the
+/// variants PATCH) and then saved as a PUT of the result, as Unleash does.
+#[utoipa::path(
+    patch,
+    path = "/api/admin/projects/{projectId}/features/{featureName}/environments/{environment}/strategies/{strategyId}",
+    tag = "feature-config",
+    params(super::openapi::StrategyPath),
+    request_body(description = "A JSON Patch (RFC 6902) of the strategy.", content((Vec<crate::model::PatchOperation> = "application/json"), (Vec<crate::model::PatchOperation> = "application/json-patch+json"))),
+    responses(
+        (status = 200, description = "The strategy updated.", body = FeatureStrategy),
+        super::openapi::BodyErrors
+    )
+)]
+async fn patch_strategy(
+    State(admin): State<ToggleAdmin>,
+    Authenticated(caller): Authenticated,
+    Params((project, feature, environment, id)): Params<(String, String, String, String)>,
+    body: LaterBody,
+) -> HttpResult<Json<FeatureStrategy>> {
+    let body = body.patch().await?;
+    let patch = crate::variants::decode_patch(&body)?;
+    let current = admin
+        .strategy(&caller, &project, &feature, &environment, &id)
+        .await?;
+    let document = serde_json::to_value(public(current)).map_err(|e| {
+        crate::Error::internal("a stored strategy cannot be encoded", Some(Box::new(e)))
+    })?;
+    let patched = crate::variants::apply_patch_to(document, &patch)?;
+    let updated = admin
+        .update_strategy_json(&caller, &project, &feature, &environment, &id, &patched)
         .await?;
     Ok(Json::ok(public(updated)))
 }
