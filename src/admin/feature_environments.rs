@@ -492,7 +492,10 @@ fn insert_in_order(strategies: &mut Vec<FeatureStrategy>, strategy: FeatureStrat
 /// [`ToggleAdmin::update_strategy`].
 fn merged_update(stored: &FeatureStrategy, update: &Map<String, Value>) -> Result<Value> {
     let Value::Object(mut merged) = strategy_value(stored)? else {
-        return Err(Error::invalid_at("", "the stored strategy is not an object"));
+        return Err(Error::invalid_at(
+            "",
+            "the stored strategy is not an object",
+        ));
     };
     for key in ["name", "title", "disabled", "parameters", "segments"] {
         match update.get(key) {

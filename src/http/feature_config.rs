@@ -16,7 +16,12 @@ use utoipa_axum::routes;
 pub(crate) fn routes() -> OpenApiRouter<ToggleAdmin> {
     OpenApiRouter::new()
         .routes(routes!(list_strategies, add_strategy))
-        .routes(routes!(get_strategy, update_strategy, patch_strategy, remove_strategy))
+        .routes(routes!(
+            get_strategy,
+            update_strategy,
+            patch_strategy,
+            remove_strategy
+        ))
         .routes(routes!(set_strategy_sort_order))
         .routes(routes!(enable))
         .routes(routes!(disable))

@@ -203,7 +203,11 @@ fn check_operands(
     }
     let value = match value {
         Some(v) => v,
-        None if matches!(op, Operator::SemverEq | Operator::SemverGt | Operator::SemverLt) => {
+        None if matches!(
+            op,
+            Operator::SemverEq | Operator::SemverGt | Operator::SemverLt
+        ) =>
+        {
             issues.error(format!("{path}.value"), format!("{op} needs a `value`"));
             return;
         }
