@@ -130,6 +130,7 @@ check() { # base-url client-key → the ETag
     [ -n "$etag" ] || { echo "$1 answers without an ETag" >&2; exit 1; }
     status=$(curl -s -o /dev/null -w '%{http_code}' -H "Authorization: $2" -H "If-None-Match: $etag" "$1/api/client/features")
     [ "$status" = 304 ] || { echo "$1 answers $status, not 304, to If-None-Match $etag" >&2; exit 1; }
+    echo "$1 answers $(wc -c <"$work/features.json") bytes (uncompressed), ETag $etag" >&2
     echo "$etag"
 }
 
@@ -157,7 +158,7 @@ if [ -n "${UNLEASH_URL:-}" ]; then
     targets+=("Unleash $version|$UNLEASH_URL|$unleash_client|$unleash_etag")
 fi
 echo "GET /api/client/features: $FEATURES features, $CONNECTIONS connections, wrk -t2, ${SECONDS_EACH}s each," \
-    "answer $(wc -c <"$work/features.json") bytes (uncompressed), $(nproc) cores"
+    "no Accept-Encoding, $(nproc) cores, load average $(cut -d' ' -f1-3 /proc/loadavg)"
 echo
 echo "| server | path | run | req/s | p50 | p99 | max | non-2xx/3xx |"
 echo "|---|---|---|---|---|---|---|---|"
