@@ -297,3 +297,48 @@ async fn updates_merge_and_sort_orders_are_set_as_unleash_does() {
         .await;
     r.error(StatusCode::NOT_FOUND, "NotFoundError");
 }
+
+#[tokio::test]
+async fn imported_strategies_keep_their_sort_order_as_in_unleash() {
+    let t = setup().await;
+    let body = json!({"project": "p", "environment": "development", "data": {
+        "features": [{"name": "imp", "type": "release", "project": "p"}],
+        "featureStrategies": [
+            {"name": "default", "featureName": "imp", "sortOrder": 5},
+            {"name": "default", "featureName": "imp", "title": "next"},
+            {"name": "default", "featureName": "imp", "sortOrder": 2}
+        ],
+        "featureEnvironments": [], "contextFields": [], "featureTags": [], "segments": [],
+        "tagTypes": [], "dependencies": []
+    }});
+    let r = t
+        .call(
+            Method::POST,
+            "/api/admin/features-batch/import",
+            Some(&body),
+        )
+        .await;
+    assert_eq!(r.status, StatusCode::OK, "{}", r.text());
+    let list = t
+        .call(
+            Method::GET,
+            "/api/admin/projects/p/features/imp/environments/development/strategies",
+            None,
+        )
+        .await
+        .json();
+    let orders: Vec<(Value, Value)> = list
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| (s["sortOrder"].clone(), s["title"].clone()))
+        .collect();
+    assert_eq!(
+        orders,
+        [
+            (json!(2), Value::Null),
+            (json!(5), Value::Null),
+            (json!(6), json!("next"))
+        ]
+    );
+}
