@@ -264,7 +264,9 @@ impl ToggleAdmin {
                     };
                     Ok(Strategy {
                         name: s.name.clone(),
-                        sort_order: s.sort_order.map(|o| o as i32),
+                        // The list is in sort order already; Unleash's client API leaves
+                        // `sortOrder` (and `createdAt` below) out, and so does its schema.
+                        sort_order: None,
                         segments: ids,
                         constraints: Some(constraints),
                         parameters: Some(
@@ -281,7 +283,7 @@ impl ToggleAdmin {
                 name: f.name.clone(),
                 feature_type: Some(f.feature_type.clone()),
                 description: f.description.clone(),
-                created_at: Some(f.created_at),
+                created_at: None,
                 last_seen_at: None,
                 enabled: fe.enabled,
                 stale: Some(f.stale),

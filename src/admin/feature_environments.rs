@@ -4,7 +4,7 @@
 use crate::store::Json;
 use std::collections::BTreeMap;
 
-use serde_json::Value;
+use serde_json::{Map, Value};
 
 use super::projects::{environment_not_found, feature_not_found, project_not_found};
 use super::records::{
@@ -15,7 +15,9 @@ use super::{Check, ToggleAdmin, event};
 use crate::auth::{Caller, Permission};
 use crate::error::{Error, Result};
 use crate::import::{Issues, StrategyContext, default_strategy, normalise_strategy};
-use crate::model::{ContextField, FeatureStrategy, Project, Segment, StrategyDefinition};
+use crate::model::{
+    ContextField, FeatureStrategy, Project, Segment, StrategyDefinition, StrategySortOrder,
+};
 use crate::store::{ChangeSet, Collection};
 
 /// The most strategies a feature may have in one environment (Unleash's default limit).
@@ -46,13 +48,31 @@ impl ToggleAdmin {
         Ok(record.strategies)
     }
 
+    /// The strategy `id` of `feature` in `environment`. Any valid key may read it; 404 as
+    /// for [`strategies`](Self::strategies), and for an unknown id.
+    pub async fn strategy(
+        &self,
+        caller: &Caller,
+        project: &str,
+        feature: &str,
+        environment: &str,
+        id: &str,
+    ) -> Result<FeatureStrategy> {
+        self.strategies(caller, project, feature, environment)
+            .await?
+            .into_iter()
+            .find(|s| s.id.as_deref() == Some(id))
+            .ok_or_else(|| strategy_not_found(id))
+    }
+
     /// Add a strategy to `feature` in `environment`. Needs `CREATE_FEATURE_STRATEGY` there.
     ///
     /// The strategy is checked as an imported one (definition exists, constraints per
     /// operator, strategy variants validated and weighted, `flexibleRollout` parameters
     /// defaulted: rollout 100, stickiness `default`, groupId the feature's name); its
     /// `segments` are stored ids of segments that are global or of this project. It gets a
-    /// new id and goes last unless it gives a `sortOrder`. At most 30 per environment. Event
+    /// new id; its `sortOrder` is kept as given (the others keep theirs, as in Unleash), or is
+    /// one more than the highest there. At most 30 per environment. Event
     /// `feature-strategy-add`.
     pub async fn add_strategy(
         &self,
@@ -62,29 +82,44 @@ impl ToggleAdmin {
         environment: &str,
         strategy: &FeatureStrategy,
     ) -> Result<FeatureStrategy> {
-        let check = Check::environment(Permission::CreateFeatureStrategy, project, environment);
         let raw = strategy_value(strategy)?;
+        self.add_strategy_json(caller, project, feature, environment, &raw)
+            .await
+    }
+
+    /// [`add_strategy`](Self::add_strategy) of a strategy as Unleash's admin API takes it:
+    /// numbers and booleans where strings belong (parameters, constraint values) and numeric
+    /// strings where numbers belong (`sortOrder`, segment ids) are coerced.
+    pub(crate) async fn add_strategy_json(
+        &self,
+        caller: &Caller,
+        project: &str,
+        feature: &str,
+        environment: &str,
+        raw: &Value,
+    ) -> Result<FeatureStrategy> {
+        let check = Check::environment(Permission::CreateFeatureStrategy, project, environment);
         let id = uuid::Uuid::new_v4().to_string();
         self.change_feature_environment(caller, &[check], project, feature, environment, |fe: &mut FeatureEnvironmentRecord, catalogue: &Catalogue| {
-            let mut added = checked_strategy(catalogue, &raw, project, feature)?;
+            let mut added = checked_strategy(catalogue, raw, project, feature)?;
             if fe.strategies.len() >= MAX_STRATEGIES {
                 return Err(Error::invalid_at("", format!("Failed to create strategy: \"{feature}\" has {MAX_STRATEGIES} strategies in \"{environment}\" already.")));
             }
             added.id = Some(id.clone());
-            let at = added.sort_order.map_or(fe.strategies.len(), |o| {
-                fe.strategies.iter().take_while(|s| s.sort_order.unwrap_or(0) <= o).count()
-            });
-            fe.strategies.insert(at, added.clone());
-            renumber(&mut fe.strategies);
-            let added = fe.strategies[at].clone();
+            added.sort_order = Some(added.sort_order.unwrap_or_else(|| next_sort_order(&fe.strategies)));
+            insert_in_order(&mut fe.strategies, added.clone());
             Ok((added.clone(), vec![("feature-strategy-add", None, Some(Json::of(&added)))]))
         })
         .await
     }
 
-    /// Replace the strategy `id` of `feature` in `environment`. Needs
-    /// `UPDATE_FEATURE_STRATEGY` there. The same checks as [`add_strategy`](Self::add_strategy);
-    /// the id and position are kept. 404 for an unknown id. Event `feature-strategy-update`.
+    /// Update the strategy `id` of `feature` in `environment`. Needs
+    /// `UPDATE_FEATURE_STRATEGY` there. As in Unleash the update merges: `name`, `title`,
+    /// `disabled`, `parameters` and `segments` keep their stored value when absent or `null`;
+    /// `constraints` and `variants` become empty when absent; `sortOrder` is ignored (see
+    /// [`set_strategy_sort_order`](Self::set_strategy_sort_order)). The result gets the same
+    /// checks as [`add_strategy`](Self::add_strategy); the id is kept. 404 for an unknown id.
+    /// Event `feature-strategy-update`.
     pub async fn update_strategy(
         &self,
         caller: &Caller,
@@ -94,8 +129,26 @@ impl ToggleAdmin {
         id: &str,
         strategy: &FeatureStrategy,
     ) -> Result<FeatureStrategy> {
-        let check = Check::environment(Permission::UpdateFeatureStrategy, project, environment);
         let raw = strategy_value(strategy)?;
+        self.update_strategy_json(caller, project, feature, environment, id, &raw)
+            .await
+    }
+
+    /// [`update_strategy`](Self::update_strategy) of an update as Unleash's admin API takes
+    /// it (coerced as in [`add_strategy_json`](Self::add_strategy_json); `name` optional).
+    pub(crate) async fn update_strategy_json(
+        &self,
+        caller: &Caller,
+        project: &str,
+        feature: &str,
+        environment: &str,
+        id: &str,
+        raw: &Value,
+    ) -> Result<FeatureStrategy> {
+        let check = Check::environment(Permission::UpdateFeatureStrategy, project, environment);
+        let Value::Object(update) = raw else {
+            return Err(Error::invalid_at("", "a strategy must be an object"));
+        };
         self.change_feature_environment(
             caller,
             &[check],
@@ -103,12 +156,14 @@ impl ToggleAdmin {
             feature,
             environment,
             |fe: &mut FeatureEnvironmentRecord, catalogue: &Catalogue| {
-                let mut updated = checked_strategy(catalogue, &raw, project, feature)?;
-                let slot = fe
+                let at = fe
                     .strategies
-                    .iter_mut()
-                    .find(|s| s.id.as_deref() == Some(id))
+                    .iter()
+                    .position(|s| s.id.as_deref() == Some(id))
                     .ok_or_else(|| strategy_not_found(id))?;
+                let merged = merged_update(&fe.strategies[at], update)?;
+                let mut updated = checked_strategy(catalogue, &merged, project, feature)?;
+                let slot = &mut fe.strategies[at];
                 updated.id = slot.id.clone();
                 updated.sort_order = slot.sort_order;
                 let before = std::mem::replace(slot, updated.clone());
@@ -118,6 +173,55 @@ impl ToggleAdmin {
                         "feature-strategy-update",
                         Some(Json::of(&before)),
                         Some(Json::of(&updated)),
+                    )],
+                ))
+            },
+        )
+        .await
+    }
+
+    /// Give strategies of `feature` in `environment` new sort orders, as Unleash's
+    /// `POST …/strategies/set-sort-order`: ids that are not there are ignored, the others
+    /// keep theirs. Needs `UPDATE_FEATURE_STRATEGY` there. Event `strategy-order-changed`
+    /// with the ids in order before and after.
+    pub async fn set_strategy_sort_order(
+        &self,
+        caller: &Caller,
+        project: &str,
+        feature: &str,
+        environment: &str,
+        orders: &[StrategySortOrder],
+    ) -> Result<()> {
+        let check = Check::environment(Permission::UpdateFeatureStrategy, project, environment);
+        self.change_feature_environment(
+            caller,
+            &[check],
+            project,
+            feature,
+            environment,
+            |fe: &mut FeatureEnvironmentRecord, _: &Catalogue| {
+                let ids = |list: &[FeatureStrategy]| {
+                    serde_json::json!({"strategyIds": list.iter().map(|s| s.id.clone()).collect::<Vec<_>>()})
+                };
+                let before = ids(&fe.strategies);
+                for order in orders {
+                    if let Some(s) = fe
+                        .strategies
+                        .iter_mut()
+                        .find(|s| s.id.as_deref() == Some(order.id.as_str()))
+                    {
+                        s.sort_order = Some(order.sort_order);
+                    }
+                }
+                // Stable: equal sort orders keep their order of creation.
+                fe.strategies.sort_by_key(|s| s.sort_order.unwrap_or(0));
+                let after = ids(&fe.strategies);
+                Ok((
+                    (),
+                    vec![(
+                        "strategy-order-changed",
+                        Some(Json::of(&before)),
+                        Some(Json::of(&after)),
                     )],
                 ))
             },
@@ -150,7 +254,6 @@ impl ToggleAdmin {
                     .position(|s| s.id.as_deref() == Some(id))
                     .ok_or_else(|| strategy_not_found(id))?;
                 let removed = fe.strategies.remove(at);
-                renumber(&mut fe.strategies);
                 Ok((
                     (),
                     vec![("feature-strategy-remove", Some(Json::of(&removed)), None)],
@@ -196,8 +299,8 @@ impl ToggleAdmin {
                 if enabled && fe.strategies.iter().all(FeatureStrategy::is_disabled) {
                     let mut strategy = default_strategy(feature);
                     strategy.id = Some(uuid::Uuid::new_v4().to_string());
-                    fe.strategies.push(strategy.clone());
-                    renumber(&mut fe.strategies);
+                    strategy.sort_order = Some(next_sort_order(&fe.strategies));
+                    insert_in_order(&mut fe.strategies, strategy.clone());
                     changes.push(("feature-strategy-add", None, Some(Json::of(&strategy))));
                 }
                 if fe.enabled != enabled {
@@ -365,11 +468,51 @@ fn checked_strategy(
     }
 }
 
-/// Positions 0, 1, 2 … in list order.
-fn renumber(strategies: &mut [FeatureStrategy]) {
-    for (i, s) in strategies.iter_mut().enumerate() {
-        s.sort_order = i64::try_from(i).ok();
+/// One more than the highest sort order there, 0 when there is none (Unleash's default).
+fn next_sort_order(strategies: &[FeatureStrategy]) -> i64 {
+    strategies
+        .iter()
+        .filter_map(|s| s.sort_order)
+        .max()
+        .map_or(0, |max| max.saturating_add(1))
+}
+
+/// Insert `strategy` after every strategy whose sort order is not greater: the list stays in
+/// sort order, equal ones in order of creation (Unleash orders by `sort_order, created_at`).
+fn insert_in_order(strategies: &mut Vec<FeatureStrategy>, strategy: FeatureStrategy) {
+    let order = strategy.sort_order.unwrap_or(0);
+    let at = strategies
+        .iter()
+        .take_while(|s| s.sort_order.unwrap_or(0) <= order)
+        .count();
+    strategies.insert(at, strategy);
+}
+
+/// The stored strategy with an update applied as Unleash applies one: see
+/// [`ToggleAdmin::update_strategy`].
+fn merged_update(stored: &FeatureStrategy, update: &Map<String, Value>) -> Result<Value> {
+    let Value::Object(mut merged) = strategy_value(stored)? else {
+        return Err(Error::invalid_at(
+            "",
+            "the stored strategy is not an object",
+        ));
+    };
+    for key in ["name", "title", "disabled", "parameters", "segments"] {
+        match update.get(key) {
+            None | Some(Value::Null) => {}
+            Some(value) => {
+                merged.insert(key.to_owned(), value.clone());
+            }
+        }
     }
+    for key in ["constraints", "variants"] {
+        let value = update.get(key).cloned().unwrap_or(Value::Array(Vec::new()));
+        merged.insert(key.to_owned(), value);
+    }
+    for key in ["id", "featureName", "sortOrder"] {
+        merged.remove(key);
+    }
+    Ok(Value::Object(merged))
 }
 
 fn strategy_value(strategy: &FeatureStrategy) -> Result<Value> {

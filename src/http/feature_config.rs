@@ -4,18 +4,25 @@
 use axum::extract::State;
 use axum::http::StatusCode;
 use serde::Serialize;
+use serde_json::{Map, Value};
 
 use super::error::{HttpResult, Json};
-use super::extract::{Authenticated, JsonBody, Params};
+use super::extract::{Authenticated, JsonBody, JsonValue, LaterBody, Params, decode_value};
 use crate::ToggleAdmin;
-use crate::model::{FeatureStrategy, ParentDependency, Tag};
+use crate::model::{FeatureStrategy, ParentDependency, StrategySortOrder, Tag};
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 
 pub(crate) fn routes() -> OpenApiRouter<ToggleAdmin> {
     OpenApiRouter::new()
         .routes(routes!(list_strategies, add_strategy))
-        .routes(routes!(update_strategy, remove_strategy))
+        .routes(routes!(
+            get_strategy,
+            update_strategy,
+            patch_strategy,
+            remove_strategy
+        ))
+        .routes(routes!(set_strategy_sort_order))
         .routes(routes!(enable))
         .routes(routes!(disable))
         .routes(routes!(list_dependencies, add_dependency))
@@ -25,6 +32,13 @@ pub(crate) fn routes() -> OpenApiRouter<ToggleAdmin> {
 }
 
 type EnvPath = Params<(String, String, String)>;
+
+/// A strategy as Unleash's strategy routes answer it: without `featureName`, which the path
+/// names already.
+fn public(mut strategy: FeatureStrategy) -> FeatureStrategy {
+    strategy.feature_name = None;
+    strategy
+}
 
 #[utoipa::path(
     get,
@@ -41,11 +55,10 @@ async fn list_strategies(
     Authenticated(caller): Authenticated,
     Params((project, feature, environment)): EnvPath,
 ) -> HttpResult<Json<Vec<FeatureStrategy>>> {
-    Ok(Json::ok(
-        admin
-            .strategies(&caller, &project, &feature, &environment)
-            .await?,
-    ))
+    let strategies = admin
+        .strategies(&caller, &project, &feature, &environment)
+        .await?;
+    Ok(Json::ok(strategies.into_iter().map(public).collect()))
 }
 
 #[utoipa::path(
@@ -63,13 +76,64 @@ async fn add_strategy(
     State(admin): State<ToggleAdmin>,
     Authenticated(caller): Authenticated,
     Params((project, feature, environment)): EnvPath,
-    JsonBody(strategy): JsonBody<FeatureStrategy>,
+    JsonBody(strategy): JsonBody<Map<String, Value>>,
 ) -> HttpResult<Json<FeatureStrategy>> {
-    Ok(Json::ok(
-        admin
-            .add_strategy(&caller, &project, &feature, &environment, &strategy)
-            .await?,
-    ))
+    let added = admin
+        .add_strategy_json(
+            &caller,
+            &project,
+            &feature,
+            &environment,
+            &Value::Object(strategy),
+        )
+        .await?;
+    Ok(Json::ok(public(added)))
+}
+
+#[utoipa::path(
+    get,
+    path = "/api/admin/projects/{projectId}/features/{featureName}/environments/{environment}/strategies/{strategyId}",
+    tag = "feature-config",
+    params(super::openapi::StrategyPath),
+    responses(
+        (status = 200, description = "The strategy.", body = FeatureStrategy),
+        super::openapi::Errors
+    )
+)]
+async fn get_strategy(
+    State(admin): State<ToggleAdmin>,
+    Authenticated(caller): Authenticated,
+    Params((project, feature, environment, id)): Params<(String, String, String, String)>,
+) -> HttpResult<Json<FeatureStrategy>> {
+    let strategy = admin
+        .strategy(&caller, &project, &feature, &environment, &id)
+        .await?;
+    Ok(Json::ok(public(strategy)))
+}
+
+/// 200 with no body, as Unleash; ids that are not there are ignored.
+#[utoipa::path(
+    post,
+    path = "/api/admin/projects/{projectId}/features/{featureName}/environments/{environment}/strategies/set-sort-order",
+    tag = "feature-config",
+    params(super::openapi::FeatureEnvPath),
+    request_body(content = Vec<StrategySortOrder>, description = "Strategies with their new sort order.", content_type = "application/json"),
+    responses(
+        (status = 200, description = "Reordered; no body."),
+        super::openapi::BodyErrors
+    )
+)]
+async fn set_strategy_sort_order(
+    State(admin): State<ToggleAdmin>,
+    Authenticated(caller): Authenticated,
+    Params((project, feature, environment)): EnvPath,
+    JsonValue(body): JsonValue,
+) -> HttpResult<StatusCode> {
+    let orders: Vec<StrategySortOrder> = decode_value(body)?;
+    admin
+        .set_strategy_sort_order(&caller, &project, &feature, &environment, &orders)
+        .await?;
+    Ok(StatusCode::OK)
 }
 
 #[utoipa::path(
@@ -77,7 +141,7 @@ async fn add_strategy(
     path = "/api/admin/projects/{projectId}/features/{featureName}/environments/{environment}/strategies/{strategyId}",
     tag = "feature-config",
     params(super::openapi::StrategyPath),
-    request_body(content = FeatureStrategy, description = "The strategy as it is to be.", content_type = "application/json"),
+    request_body(content = FeatureStrategy, description = "The fields to change: absent `name`, `title`, `disabled`, `parameters`, `segments` are kept, absent `constraints` and `variants` emptied, `sortOrder` ignored.", content_type = "application/json"),
     responses(
         (status = 200, description = "The strategy updated.", body = FeatureStrategy),
         super::openapi::BodyErrors
@@ -87,13 +151,53 @@ async fn update_strategy(
     State(admin): State<ToggleAdmin>,
     Authenticated(caller): Authenticated,
     Params((project, feature, environment, id)): Params<(String, String, String, String)>,
-    JsonBody(strategy): JsonBody<FeatureStrategy>,
+    JsonBody(update): JsonBody<Map<String, Value>>,
 ) -> HttpResult<Json<FeatureStrategy>> {
-    Ok(Json::ok(
-        admin
-            .update_strategy(&caller, &project, &feature, &environment, &id, &strategy)
-            .await?,
-    ))
+    let updated = admin
+        .update_strategy_json(
+            &caller,
+            &project,
+            &feature,
+            &environment,
+            &id,
+            &Value::Object(update),
+        )
+        .await?;
+    Ok(Json::ok(public(updated)))
+}
+
+/// A JSON Patch of the strategy as `GET` answers it, applied strictly (the rules of the
+/// variants PATCH) and then saved as a PUT of the result, as Unleash does.
+#[utoipa::path(
+    patch,
+    path = "/api/admin/projects/{projectId}/features/{featureName}/environments/{environment}/strategies/{strategyId}",
+    tag = "feature-config",
+    params(super::openapi::StrategyPath),
+    request_body(description = "A JSON Patch (RFC 6902) of the strategy.", content((Vec<crate::model::PatchOperation> = "application/json"), (Vec<crate::model::PatchOperation> = "application/json-patch+json"))),
+    responses(
+        (status = 200, description = "The strategy updated.", body = FeatureStrategy),
+        super::openapi::BodyErrors
+    )
+)]
+async fn patch_strategy(
+    State(admin): State<ToggleAdmin>,
+    Authenticated(caller): Authenticated,
+    Params((project, feature, environment, id)): Params<(String, String, String, String)>,
+    body: LaterBody,
+) -> HttpResult<Json<FeatureStrategy>> {
+    let body = body.patch().await?;
+    let patch = crate::variants::decode_patch(&body)?;
+    let current = admin
+        .strategy(&caller, &project, &feature, &environment, &id)
+        .await?;
+    let document = serde_json::to_value(public(current)).map_err(|e| {
+        crate::Error::internal("a stored strategy cannot be encoded", Some(Box::new(e)))
+    })?;
+    let patched = crate::variants::apply_patch_to(document, &patch)?;
+    let updated = admin
+        .update_strategy_json(&caller, &project, &feature, &environment, &id, &patched)
+        .await?;
+    Ok(Json::ok(public(updated)))
 }
 
 #[utoipa::path(

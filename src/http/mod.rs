@@ -87,7 +87,8 @@
 //! | POST | `/api/admin/features-batch/validate` | the same | 200 `{errors, warnings, permissions}` of `{message, affectedItems}` (nothing written) |
 //! | POST | `/api/admin/features-batch/export` | `{environment, features?, tag?, project?, downloadFile?}` | 200 the `data` an import takes |
 //! | GET, POST | `…/features/{featureName}/environments/{environment}/strategies` | POST: strategy | 200 list / 200 strategy |
-//! | PUT, DELETE | `…/environments/{environment}/strategies/{strategyId}` | PUT: strategy | 200 strategy / 200, no body |
+//! | GET, PUT, PATCH, DELETE | `…/environments/{environment}/strategies/{strategyId}` | PUT: the fields to change; PATCH: JSON Patch | 200 strategy / 200 strategy / 200 strategy / 200, no body |
+//! | POST | `…/environments/{environment}/strategies/set-sort-order` | `[{id, sortOrder}]` | 200, no body |
 //! | POST | `…/environments/{environment}/on`, `…/off` | | 200, no body |
 //! | GET, POST | `/api/admin/projects/{projectId}/features/{featureName}/dependencies` | POST: `{feature, enabled?, variants?}` | 200 list / 200, no body |
 //! | DELETE | `…/dependencies/{parent}` | | 200, no body |

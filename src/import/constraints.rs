@@ -114,14 +114,16 @@ fn check_constraint<'f>(
     };
     let case_insensitive = flag(fields, "caseInsensitive", path, issues);
     let inverted = flag(fields, "inverted", path, issues);
-    let values = string_list(fields.get("values"), &format!("{path}.values"), issues);
+    // As Unleash: `values` is always there (`[]` when absent, for legacy SDKs), and numbers
+    // or booleans given where strings belong are taken as their text (its schema coerces).
+    let values = string_list(fields.get("values"), &format!("{path}.values"), issues)
+        .or_else(|| Some(Vec::new()));
     let value = match fields.get("value") {
-        None => None,
-        Some(Value::String(v)) => Some(v.clone()),
-        Some(_) => {
+        None | Some(Value::Null) => None,
+        Some(other) => scalar_text(other).or_else(|| {
             issues.error(format!("{path}.value"), "value must be a string");
             None
-        }
+        }),
     };
     let field = context_name.as_deref().and_then(|name| {
         let found = context_field(name);
@@ -149,7 +151,10 @@ fn check_constraint<'f>(
     })
 }
 
-/// Checks `value`/`values` against what `op` takes.
+/// Checks `value`/`values` against what `op` takes, as leniently as Unleash 6.10.1: the
+/// operand an operator does not use is kept unchecked (Unleash stores both), and `NUM_*` and
+/// `DATE_*` accept a missing `value` (Unleash's checks let `undefined` through; the constraint
+/// then never matches), while `SEMVER_*` needs one.
 fn check_operands(
     op: Operator,
     value: Option<&str>,
@@ -158,13 +163,13 @@ fn check_operands(
     path: &str,
     issues: &mut Issues,
 ) {
+    let legal: Vec<&str> = field
+        .and_then(|f| f.legal_values.as_deref())
+        .unwrap_or(&[])
+        .iter()
+        .map(|l| l.value.as_str())
+        .collect();
     if op.takes_values() {
-        if value.is_some() {
-            issues.error(
-                format!("{path}.value"),
-                format!("{op} compares against `values`, not a single `value`"),
-            );
-        }
         match values {
             None | Some([]) => issues.error(
                 format!("{path}.values"),
@@ -180,12 +185,6 @@ fn check_operands(
                         ),
                     );
                 }
-                let legal: Vec<&str> = field
-                    .and_then(|f| f.legal_values.as_deref())
-                    .unwrap_or(&[])
-                    .iter()
-                    .map(|l| l.value.as_str())
-                    .collect();
                 let checks_legal =
                     matches!(op, Operator::In | Operator::NotIn) && !legal.is_empty();
                 for (i, v) in list.iter().enumerate() {
@@ -202,15 +201,17 @@ fn check_operands(
         }
         return;
     }
-    if values.is_some_and(|list| !list.is_empty()) {
-        issues.error(
-            format!("{path}.values"),
-            format!("{op} compares against a single `value`, not `values`"),
-        );
-    }
-    let Some(value) = value.filter(|v| !v.is_empty()) else {
-        issues.error(format!("{path}.value"), format!("{op} needs a `value`"));
-        return;
+    let value = match value {
+        Some(v) => v,
+        None if matches!(
+            op,
+            Operator::SemverEq | Operator::SemverGt | Operator::SemverLt
+        ) =>
+        {
+            issues.error(format!("{path}.value"), format!("{op} needs a `value`"));
+            return;
+        }
+        None => return,
     };
     let problem = match op {
         Operator::NumEq
@@ -228,6 +229,21 @@ fn check_operands(
     };
     if let Some(problem) = problem {
         issues.error(format!("{path}.value"), problem);
+    } else if !legal.is_empty() && !legal.contains(&value) {
+        issues.error(
+            format!("{path}.value"),
+            format!("\"{value}\" is not a legal value of the context field"),
+        );
+    }
+}
+
+/// The text of a string, number or boolean; `None` for anything else.
+pub(crate) fn scalar_text(value: &Value) -> Option<String> {
+    match value {
+        Value::String(s) => Some(s.clone()),
+        Value::Number(n) => Some(n.to_string()),
+        Value::Bool(b) => Some(b.to_string()),
+        _ => None,
     }
 }
 
@@ -250,9 +266,9 @@ fn string_list(raw: Option<&Value>, path: &str, issues: &mut Issues) -> Option<V
         Some(Value::Array(items)) => {
             let mut out = Vec::with_capacity(items.len());
             for (i, item) in items.iter().enumerate() {
-                match item {
-                    Value::String(s) => out.push(s.clone()),
-                    _ => issues.error(format!("{path}[{i}]"), "must be a string"),
+                match scalar_text(item) {
+                    Some(text) => out.push(text),
+                    None => issues.error(format!("{path}[{i}]"), "must be a string"),
                 }
             }
             Some(out)

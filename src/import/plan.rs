@@ -150,21 +150,29 @@ fn planned(
     }
 }
 
-/// The strategies of a feature after the import: the payload's, in `sortOrder` then payload
-/// order, renumbered; a payload strategy equal to a stored one but for the id keeps that id.
+/// The strategies of a feature after the import: the payload's, created in payload order as
+/// Unleash creates them: a given `sortOrder` is kept, an absent one is one more than the
+/// highest of those created before it (0 for the first); then listed in sort order, payload
+/// order among equals. A payload strategy equal to a stored one but for the id keeps that id.
 fn merge_strategies(
     before: &[FeatureStrategy],
     mut incoming: Vec<FeatureStrategy>,
     new_id: &mut dyn FnMut() -> String,
 ) -> Vec<FeatureStrategy> {
-    // A stable sort keeps payload order among equal (or absent) sort orders.
-    incoming.sort_by_key(|s| s.sort_order.unwrap_or(i64::MAX));
+    let mut highest: Option<i64> = None;
+    for strategy in &mut incoming {
+        let order = strategy
+            .sort_order
+            .unwrap_or_else(|| highest.map_or(0, |h| h.saturating_add(1)));
+        strategy.sort_order = Some(order);
+        highest = Some(highest.map_or(order, |h| h.max(order)));
+    }
+    // A stable sort keeps payload order among equal sort orders.
+    incoming.sort_by_key(|s| s.sort_order.unwrap_or(0));
     let mut unused: Vec<&FeatureStrategy> = before.iter().collect();
     incoming
         .into_iter()
-        .enumerate()
-        .map(|(i, mut strategy)| {
-            strategy.sort_order = Some(i64::try_from(i).unwrap_or(i64::MAX));
+        .map(|mut strategy| {
             let same = unused.iter().position(|old| {
                 FeatureStrategy {
                     id: None,

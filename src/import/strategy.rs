@@ -87,20 +87,23 @@ pub fn normalise_strategy(
             None
         }
     };
+    // Absent is false; an explicit `null` is kept, as Unleash stores and returns it (a null
+    // strategy is not disabled).
     let disabled = match fields.get("disabled") {
-        None | Some(Value::Null) => false,
-        Some(Value::Bool(b)) => *b,
+        None => Some(false),
+        Some(Value::Null) => None,
+        Some(Value::Bool(b)) => Some(*b),
         Some(_) => {
             issues.error(
                 format!("{path}.disabled"),
                 "disabled must be a boolean or null",
             );
-            false
+            None
         }
     };
     let sort_order = match fields.get("sortOrder") {
         None | Some(Value::Null) => None,
-        Some(v) => v.as_i64().or_else(|| {
+        Some(v) => integer(v).or_else(|| {
             issues.error(format!("{path}.sortOrder"), "sortOrder must be an integer");
             None
         }),
@@ -135,7 +138,7 @@ pub fn normalise_strategy(
         id: None,
         name: name?,
         title: Some(title),
-        disabled: Some(Some(disabled)),
+        disabled: Some(disabled),
         feature_name: Some(ctx.feature.to_owned()),
         sort_order,
         segments: segments?,
@@ -208,7 +211,7 @@ fn check_segments(
     let mut ok = true;
     for (i, item) in items.iter().enumerate() {
         let at = format!("{path}.segments[{i}]");
-        match item.as_i64().map(ctx.segment) {
+        match integer(item).map(ctx.segment) {
             None => {
                 issues.error(at, "a segment id must be an integer");
                 ok = false;
@@ -222,6 +225,20 @@ fn check_segments(
         }
     }
     ok.then_some(ids)
+}
+
+/// An integer given as a JSON integer, a float without a fraction (`2.0`) or a decimal string
+/// (`"2"`): Unleash's schema types these as `number` and coerces strings.
+fn integer(value: &Value) -> Option<i64> {
+    match value {
+        Value::Number(n) => n.as_i64().or_else(|| {
+            n.as_f64()
+                .filter(|f| f.fract() == 0.0 && f.abs() < 9.0e15)
+                .map(|f| f as i64)
+        }),
+        Value::String(s) => s.trim().parse().ok(),
+        _ => None,
+    }
 }
 
 /// The parameters as strings.

@@ -253,6 +253,18 @@ impl FeatureStrategy {
     }
 }
 
+/// A strategy's new position, an item of the body of Unleash's
+/// `POST …/environments/{environment}/strategies/set-sort-order`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "http", derive(utoipa::ToSchema))]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct StrategySortOrder {
+    /// The strategy's id.
+    pub id: String,
+    /// Its new sort order; strategies are listed and evaluated in ascending sort order.
+    pub sort_order: i64,
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
