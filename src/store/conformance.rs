@@ -10,6 +10,10 @@
 //! ```
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
+mod events;
+
+pub use events::{event_queries_filter_newest_first, event_queries_page_stably, event_query_limits};
+
 use std::future::Future;
 use std::sync::Arc;
 
@@ -98,6 +102,9 @@ where
         scenario!(views_read_one_revision);
         scenario!(views_stay_consistent_under_writes, shared);
         scenario!(submit_accepts_then_makes_durable);
+        scenario!(event_queries_filter_newest_first);
+        scenario!(event_queries_page_stably);
+        scenario!(event_query_limits);
     }
 }
 
