@@ -28,7 +28,6 @@ pub(crate) fn routes() -> OpenApiRouter<ToggleAdmin> {
 struct Filter {
     /// Only events of this type (`feature-created`, …).
     #[serde(rename = "type")]
-    #[param(rename = "type")]
     event_type: Option<String>,
     /// Only events of this project.
     project: Option<String>,

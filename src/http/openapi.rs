@@ -16,7 +16,7 @@ use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 use utoipa::openapi::security::{ApiKey, ApiKeyValue, SecurityScheme};
 use utoipa::openapi::{ContentBuilder, Ref, RefOr, ResponseBuilder};
-use utoipa::{IntoParams, IntoResponses, Modify, OpenApi, ToSchema};
+use utoipa::{IntoParams, IntoResponses, Modify, OpenApi};
 #[cfg(feature = "openapi")]
 use utoipa_axum::{router::OpenApiRouter, routes};
 

@@ -9,11 +9,11 @@
 //! * **Sparse: one entry per block, not per event.** Consecutive records of one segment are
 //!   grouped into *blocks* of about [`BLOCK_BYTES`] or [`BLOCK_EVENTS`] events, whichever
 //!   comes first (a record is never split, so a large import is one block of its own). A
-//!   block is its byte range, the id of its first event and how many it holds: about 100
-//!   bytes for up to 128 events, so the index is under one byte per event, and a million
-//!   events index in well under a megabyte. A per-event table (16 bytes an event, 16 MB
+//!   block is its byte range, the id of its first event, how many it holds and its filter:
+//!   about 170 bytes for up to 128 events (more when one commit holds more), so the index
+//!   takes 1 to 2 bytes per event, and a million events index in under 2 MB. A per-event table (16 bytes an event, 16 MB
 //!   for a million) would grow with the log; the block table barely does.
-//! * **A filter per block.** Each block keeps a 512-bit Bloom filter of its events' types,
+//! * **A filter per block.** Each block keeps a 1024-bit Bloom filter of its events' types,
 //!   projects and features, so a filtered query skips, without reading them, the blocks
 //!   that cannot hold a match (false positives cost a read, never a wrong answer).
 //! * **Ids are dense**, 1, 2, 3 … in block order, so the block holding an id is a binary
@@ -39,20 +39,31 @@ const TYPE: u8 = b't';
 const PROJECT: u8 = b'p';
 const FEATURE: u8 = b'f';
 
-/// A 512-bit Bloom filter with two probes per key. A block holds at most a few hundred
-/// keys, usually a few dozen (events of one feature repeat its keys).
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-struct Bloom([u64; 8]);
+/// A 1024-bit Bloom filter with three probes per key. A block of 128 events has at most
+/// 3 × 128 distinct keys and usually far fewer (a feature's events repeat its keys); at 150
+/// keys, about 4 % of the blocks that hold none of a query's keys are read anyway.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Bloom([u64; 16]);
+
+impl Default for Bloom {
+    fn default() -> Self {
+        Self([0; 16])
+    }
+}
 
 impl Bloom {
-    fn probes(tag: u8, value: &str) -> [usize; 2] {
+    fn probes(tag: u8, value: &str) -> [usize; 3] {
         // `DefaultHasher::new()` is keyed with constants: the same key always probes alike,
         // which is all an in-memory filter needs.
         let mut hasher = DefaultHasher::new();
         tag.hash(&mut hasher);
         value.hash(&mut hasher);
         let hash = hasher.finish();
-        [(hash & 511) as usize, ((hash >> 32) & 511) as usize]
+        [
+            (hash & 1023) as usize,
+            ((hash >> 20) & 1023) as usize,
+            ((hash >> 40) & 1023) as usize,
+        ]
     }
 
     fn insert(&mut self, tag: u8, value: &str) {
@@ -164,6 +175,7 @@ impl EventIndex {
     }
 
     /// How many blocks index the segments.
+    #[cfg(test)]
     pub(super) fn blocks(&self) -> usize {
         self.blocks.len()
     }

@@ -7,7 +7,10 @@
 //! already chose, so what a reader copied out stays valid. The caller runs these on a
 //! blocking thread: they read files.
 
+use std::borrow::Cow;
+
 use serde::Deserialize;
+use serde_json::value::RawValue;
 
 use super::event_index::BlockRef;
 use super::{Shared, io_error, journal};
@@ -16,16 +19,34 @@ use crate::store::{Event, EventPage, EventQuery, NewEvent, StoreError};
 /// How many candidate blocks one look at the index hands out.
 const BLOCKS_PER_LOOK: usize = 16;
 
-/// The events of a journal record's change set; its preconditions and writes are skipped
-/// unread.
+/// The events of a journal record's change set, undecoded; its preconditions and writes
+/// are skipped unread.
 #[derive(Deserialize)]
-struct RecordEvents {
-    #[serde(default)]
-    events: Vec<NewEvent>,
+struct RecordEvents<'a> {
+    #[serde(default, borrow)]
+    events: Vec<&'a RawValue>,
 }
 
-/// The events of `block`, oldest first.
-fn read_block(shared: &Shared, found: &BlockRef) -> Result<Vec<Event>, StoreError> {
+/// What a filter needs of an event, borrowed from the record where it can be.
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct Keys<'a> {
+    #[serde(rename = "type", borrow)]
+    event_type: Cow<'a, str>,
+    #[serde(default, borrow)]
+    project: Option<Cow<'a, str>>,
+    #[serde(default, borrow)]
+    feature_name: Option<Cow<'a, str>>,
+}
+
+/// The events of `block` passing `filter` (all of them without one), oldest first. With a
+/// filter, an event is decoded whole only when its keys match: most events of a block
+/// read for a rare filter do not.
+fn read_block(
+    shared: &Shared,
+    found: &BlockRef,
+    filter: Option<&EventQuery>,
+) -> Result<Vec<Event>, StoreError> {
     let block = &found.block;
     let file = shared.describe(&found.segment);
     let len = usize::try_from(block.end - block.start).unwrap_or(usize::MAX);
@@ -36,18 +57,32 @@ fn read_block(shared: &Shared, found: &BlockRef) -> Result<Vec<Event>, StoreErro
     let mut events = Vec::with_capacity(usize::try_from(block.count).unwrap_or(0));
     let mut id = block.first_id;
     for (revision, payload) in journal::records_in(&bytes, &file, block.start)? {
-        let record: RecordEvents =
-            serde_json::from_slice(payload).map_err(|e| StoreError::Corrupt {
-                file: file.clone(),
-                offset: block.start,
-                reason: format!("the events of {revision} do not decode: {e}"),
-            })?;
-        for event in record.events {
-            events.push(Event {
-                id,
-                revision,
-                event,
-            });
+        let undecodable = |e: serde_json::Error| StoreError::Corrupt {
+            file: file.clone(),
+            offset: block.start,
+            reason: format!("the events of {revision} do not decode: {e}"),
+        };
+        let record: RecordEvents<'_> = serde_json::from_slice(payload).map_err(undecodable)?;
+        for raw in record.events {
+            let wanted = match filter {
+                None => true,
+                Some(query) => {
+                    let keys: Keys<'_> = serde_json::from_str(raw.get()).map_err(undecodable)?;
+                    query.matches_keys(
+                        &keys.event_type,
+                        keys.project.as_deref(),
+                        keys.feature_name.as_deref(),
+                    )
+                }
+            };
+            if wanted {
+                let event: NewEvent = serde_json::from_str(raw.get()).map_err(undecodable)?;
+                events.push(Event {
+                    id,
+                    revision,
+                    event,
+                });
+            }
             id += 1;
         }
     }
@@ -114,7 +149,8 @@ pub(super) fn query(shared: &Shared, query: &EventQuery) -> Result<EventPage, St
         };
         let below = last.block.first_id - 1;
         for found in &blocks {
-            for event in read_block(shared, found)?.into_iter().rev() {
+            let filter = (!query.is_unfiltered()).then_some(query);
+            for event in read_block(shared, found, filter)?.into_iter().rev() {
                 if page.len() >= limit {
                     break;
                 }
@@ -153,7 +189,7 @@ pub(super) fn after(shared: &Shared, after: u64, limit: usize) -> Result<Vec<Eve
         for found in &blocks {
             let left = limit - events.len();
             events.extend(
-                read_block(shared, found)?
+                read_block(shared, found, None)?
                     .into_iter()
                     .filter(|e| e.id > after)
                     .take(left),
