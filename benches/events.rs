@@ -77,12 +77,16 @@ fn queries() -> [(&'static str, EventQuery); 4] {
                 .event_type("feature-updated")
                 .project("p1"),
         ),
-        ("feature (1 in 1000)", EventQuery::newest(100).feature("f421")),
+        (
+            "feature (1 in 1000)",
+            EventQuery::newest(100).feature("f421"),
+        ),
     ]
 }
 
 fn temp_dir() -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("toggle-admin-bench-events-{}", std::process::id()));
+    let dir =
+        std::env::temp_dir().join(format!("toggle-admin-bench-events-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
     dir
 }
@@ -121,9 +125,7 @@ fn bench(c: &mut Criterion) {
         .open()
         .expect("reopen");
     for (name, query) in queries() {
-        let page = runtime
-            .block_on(store.query_events(&query))
-            .expect("query");
+        let page = runtime.block_on(store.query_events(&query)).expect("query");
         assert_eq!(page.events.len(), 100, "{name}");
         group.bench_function(format!("file {name}"), |b| {
             b.to_async(&runtime)

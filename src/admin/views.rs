@@ -86,10 +86,7 @@ impl Store for ViewStore {
         self.store.events(after, limit).await
     }
 
-    async fn query_events(
-        &self,
-        query: &EventQuery,
-    ) -> std::result::Result<EventPage, StoreError> {
+    async fn query_events(&self, query: &EventQuery) -> std::result::Result<EventPage, StoreError> {
         self.store.query_events(query).await
     }
 

@@ -12,7 +12,9 @@
 
 mod events;
 
-pub use events::{event_queries_filter_newest_first, event_queries_page_stably, event_query_limits};
+pub use events::{
+    event_queries_filter_newest_first, event_queries_page_stably, event_query_limits,
+};
 
 use std::future::Future;
 use std::sync::Arc;

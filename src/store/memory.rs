@@ -4,8 +4,8 @@ use async_trait::async_trait;
 use std::sync::{PoisonError, RwLock};
 
 use super::{
-    ChangeSet, Collection, Event, EventPage, EventQuery, Key, Listing, ReadView, RecordsView, Revision, Store, StoreError,
-    StoreState, Versioned,
+    ChangeSet, Collection, Event, EventPage, EventQuery, Key, Listing, ReadView, RecordsView,
+    Revision, Store, StoreError, StoreState, Versioned,
 };
 
 /// A store that keeps everything in memory: nothing survives the process.

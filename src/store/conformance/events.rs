@@ -138,7 +138,9 @@ pub async fn event_queries_page_stably(store: &dyn Store) {
     for filter in [
         EventQuery::newest(9),
         EventQuery::newest(9).project("p1"),
-        EventQuery::newest(9).feature("f3").event_type("feature-created"),
+        EventQuery::newest(9)
+            .feature("f3")
+            .event_type("feature-created"),
     ] {
         let log = whole_log(store).await;
         let (all, total) = expected(
@@ -194,7 +196,10 @@ pub async fn event_query_limits(store: &dyn Store) {
         .await
         .unwrap();
     assert!(zero.events.is_empty());
-    assert_eq!(zero.total, expected(&log, &EventQuery::newest(0).project("p0")).1);
+    assert_eq!(
+        zero.total,
+        expected(&log, &EventQuery::newest(0).project("p0")).1
+    );
     for query in [
         EventQuery::newest(usize::MAX),
         EventQuery::newest(usize::MAX).event_type("feature-updated"),
@@ -205,7 +210,10 @@ pub async fn event_query_limits(store: &dyn Store) {
         EventQuery::newest(5).offset(u64::MAX),
         EventQuery::newest(5).before(41),
         EventQuery::newest(5).project("nowhere"),
-        EventQuery::newest(5).event_type("feature-created").before(30).offset(2),
+        EventQuery::newest(5)
+            .event_type("feature-created")
+            .before(30)
+            .offset(2),
     ] {
         check(store, &log, &query).await;
     }

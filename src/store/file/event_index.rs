@@ -342,6 +342,9 @@ mod tests {
         assert_eq!(found.len(), 1);
         assert_eq!(found[0].block.first_id, 1);
         assert_eq!(index.total(&query), 128);
-        assert_eq!(index.candidates_down(256, &EventQuery::newest(1), 10).len(), 2);
+        assert_eq!(
+            index.candidates_down(256, &EventQuery::newest(1), 10).len(),
+            2
+        );
     }
 }

@@ -179,10 +179,7 @@ pub(super) fn after(shared: &Shared, after: u64, limit: usize) -> Result<Vec<Eve
         .collect();
     let mut after = events.last().map_or(after, |e| e.id);
     while events.len() < limit {
-        let blocks = shared
-            .read_state()
-            .events
-            .blocks_up(after, BLOCKS_PER_LOOK);
+        let blocks = shared.read_state().events.blocks_up(after, BLOCKS_PER_LOOK);
         if blocks.is_empty() {
             break;
         }

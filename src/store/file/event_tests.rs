@@ -62,7 +62,11 @@ async fn check_against(store: &FileStore, log: &[Event]) {
         EventQuery::newest(2).feature("f2").offset(1),
     ] {
         let page = store.query_events(&query).await.unwrap();
-        let matching: Vec<&Event> = log.iter().rev().filter(|e| query.matches(&e.event)).collect();
+        let matching: Vec<&Event> = log
+            .iter()
+            .rev()
+            .filter(|e| query.matches(&e.event))
+            .collect();
         let want: Vec<Event> = matching
             .iter()
             .filter(|e| e.id < query.before.unwrap_or(u64::MAX))
@@ -91,7 +95,8 @@ async fn an_earlier_versions_history_is_part_of_the_log() {
     for i in 3..6 {
         let changes = change(i, 2);
         let revision = after.commit(changes.clone()).unwrap();
-        journal_bytes.extend(journal::frame(revision, &serde_json::to_vec(&changes).unwrap()).unwrap());
+        journal_bytes
+            .extend(journal::frame(revision, &serde_json::to_vec(&changes).unwrap()).unwrap());
     }
     disk.create(journal::LEGACY_NAME, &journal_bytes).unwrap();
     disk.sync_dir().unwrap();

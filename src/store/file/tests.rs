@@ -8,9 +8,7 @@ use serde_json::json;
 
 use super::sim::{SimDisk, Unsynced};
 use super::{FileStore, Options};
-use crate::store::{
-    ChangeSet, Collection, EventQuery, Key, NewEvent, Revision, Store, StoreError,
-};
+use crate::store::{ChangeSet, Collection, EventQuery, Key, NewEvent, Revision, Store, StoreError};
 
 fn options(compact_after_bytes: u64) -> Options {
     Options {
