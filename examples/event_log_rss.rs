@@ -31,7 +31,7 @@ fn event(n: u64) -> NewEvent {
         project: Some(format!("p{}", n % 10)),
         feature_name: Some(feature.clone()),
         environment: Some("production".to_owned()),
-        data: Some(json!({"name": feature, "enabled": n % 2 == 0, "n": n}).into()),
+        data: Some(json!({"name": feature, "enabled": n.is_multiple_of(2), "n": n}).into()),
         pre_data: None,
     }
 }

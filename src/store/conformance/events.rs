@@ -29,7 +29,7 @@ fn new_event(n: u64) -> NewEvent {
     // Every fifth event names no project and no feature: filters must not match those.
     let bare = n % 5 == 4;
     NewEvent {
-        event_type: if n % 3 == 0 {
+        event_type: if n.is_multiple_of(3) {
             "feature-created"
         } else {
             "feature-updated"

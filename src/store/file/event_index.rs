@@ -42,14 +42,8 @@ const FEATURE: u8 = b'f';
 /// A 1024-bit Bloom filter with three probes per key. A block of 128 events has at most
 /// 3 × 128 distinct keys and usually far fewer (a feature's events repeat its keys); at 150
 /// keys, about 4 % of the blocks that hold none of a query's keys are read anyway.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 struct Bloom([u64; 16]);
-
-impl Default for Bloom {
-    fn default() -> Self {
-        Self([0; 16])
-    }
-}
 
 impl Bloom {
     fn probes(tag: u8, value: &str) -> [usize; 3] {

@@ -26,7 +26,7 @@ fn change(i: u64, events: u64) -> ChangeSet {
     changes.put(Key::new(Collection::Features, format!("f{i}")), json!(i));
     for e in 0..events {
         changes.event(NewEvent {
-            event_type: if e % 2 == 0 { "even" } else { "odd" }.to_owned(),
+            event_type: if e.is_multiple_of(2) { "even" } else { "odd" }.to_owned(),
             created_by: "test".to_owned(),
             created_at: chrono::Utc::now(),
             project: Some(format!("p{}", i % 3)),

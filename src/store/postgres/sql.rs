@@ -142,35 +142,6 @@ pub(super) fn prefix_upper_bound(prefix: &str) -> Option<String> {
     None
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn identifiers_are_quoted() {
-        assert_eq!(quote_identifier("toggle_admin"), "\"toggle_admin\"");
-        assert_eq!(quote_identifier("a\"b"), "\"a\"\"b\"");
-    }
-
-    #[test]
-    fn upper_bounds_cover_exactly_the_prefix() {
-        assert_eq!(prefix_upper_bound(""), None);
-        assert_eq!(prefix_upper_bound("a\u{1f}").as_deref(), Some("a\u{20}"));
-        assert_eq!(prefix_upper_bound("ab").as_deref(), Some("ac"));
-        assert_eq!(prefix_upper_bound("a\u{10ffff}").as_deref(), Some("b"));
-        assert_eq!(prefix_upper_bound("\u{d7ff}").as_deref(), Some("\u{e000}"));
-        assert_eq!(prefix_upper_bound("\u{10ffff}"), None);
-        for (prefix, inside, outside) in [
-            ("ab", "ab\u{10ffff}zz", "ac"),
-            ("a\u{1f}", "a\u{1f}x", "ab"),
-        ] {
-            let upper = prefix_upper_bound(prefix).unwrap();
-            assert!(inside.as_bytes() < upper.as_bytes());
-            assert!(outside.as_bytes() >= upper.as_bytes());
-        }
-    }
-}
-
 /// The page statement for the filters in `filters` (bit 0 type, bit 1 project, bit 2
 /// feature), on schema `s` (quoted). Parameters: `$1` type, `$2` project, `$3` feature, `$4`
 /// only ids below, `$5` offset, `$6` limit → the total of matches, then an event per row
@@ -212,4 +183,33 @@ fn event_page(s: &str, filters: usize) -> String {
          ) AS e ON true \
          ORDER BY e.id DESC"
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn identifiers_are_quoted() {
+        assert_eq!(quote_identifier("toggle_admin"), "\"toggle_admin\"");
+        assert_eq!(quote_identifier("a\"b"), "\"a\"\"b\"");
+    }
+
+    #[test]
+    fn upper_bounds_cover_exactly_the_prefix() {
+        assert_eq!(prefix_upper_bound(""), None);
+        assert_eq!(prefix_upper_bound("a\u{1f}").as_deref(), Some("a\u{20}"));
+        assert_eq!(prefix_upper_bound("ab").as_deref(), Some("ac"));
+        assert_eq!(prefix_upper_bound("a\u{10ffff}").as_deref(), Some("b"));
+        assert_eq!(prefix_upper_bound("\u{d7ff}").as_deref(), Some("\u{e000}"));
+        assert_eq!(prefix_upper_bound("\u{10ffff}"), None);
+        for (prefix, inside, outside) in [
+            ("ab", "ab\u{10ffff}zz", "ac"),
+            ("a\u{1f}", "a\u{1f}x", "ab"),
+        ] {
+            let upper = prefix_upper_bound(prefix).unwrap();
+            assert!(inside.as_bytes() < upper.as_bytes());
+            assert!(outside.as_bytes() >= upper.as_bytes());
+        }
+    }
 }
