@@ -206,6 +206,61 @@ async fn events_newest_first_with_filters() {
     r.error(StatusCode::BAD_REQUEST, "ValidationError");
 }
 
+/// `type`, `before` and `offset` page and filter the log as the store does; unknown
+/// parameters are refused.
+#[tokio::test]
+async fn events_by_type_with_a_cursor_or_an_offset() {
+    let t = setup().await;
+    for n in 0..3 {
+        let patch =
+            json!([{"op": "add", "path": "/-", "value": {"name": format!("v{n}"), "weight": 0}}]);
+        t.call(Method::PATCH, VARIANTS, Some(&patch)).await;
+    }
+    let all = t.call(Method::GET, "/api/admin/events", None).await.json();
+    let ids: Vec<u64> = all["events"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| e["id"].as_u64().unwrap())
+        .collect();
+    let total = all["totalEvents"].as_u64().unwrap();
+    assert_eq!(total, ids.len() as u64);
+
+    let kind = "feature-environment-variants-updated";
+    let typed = t
+        .call(Method::GET, &format!("/api/admin/events?type={kind}"), None)
+        .await
+        .json();
+    let typed = typed["events"].as_array().unwrap().clone();
+    assert_eq!(typed.len(), 3);
+    assert!(typed.iter().all(|e| e["type"] == kind));
+
+    let newest = ids[0];
+    let page = t
+        .call(
+            Method::GET,
+            &format!("/api/admin/events?before={newest}&limit=2"),
+            None,
+        )
+        .await
+        .json();
+    let page: Vec<u64> = page["events"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| e["id"].as_u64().unwrap())
+        .collect();
+    assert_eq!(page, ids[1..3]);
+    assert_eq!(
+        t.call(Method::GET, "/api/admin/events?offset=1&limit=2", None)
+            .await
+            .json()["events"][0]["id"],
+        ids[1]
+    );
+    let r = t.call(Method::GET, "/api/admin/events?after=1", None).await;
+    r.error(StatusCode::BAD_REQUEST, "ValidationError");
+}
+
 #[tokio::test]
 async fn keys_with_grants_get_403_on_admin_routes() {
     let t = setup().await;

@@ -60,7 +60,8 @@ use chrono::Utc;
 use crate::auth::{Caller, Grant, KeyAccess, Permission};
 use crate::error::{Error, Result};
 use crate::store::{
-    ChangeSet, Collection, Event, Json, Key, NewEvent, Revision, Store, StoreError, Versioned,
+    ChangeSet, Collection, Event, EventPage, EventQuery, Json, Key, NewEvent, Revision, Store,
+    StoreError, Versioned,
 };
 
 pub use client::{ClientFeaturesDocument, ClientFeaturesQuery, DEFAULT_CLIENT_ENVIRONMENT};
@@ -153,6 +154,13 @@ impl ToggleAdmin {
     pub async fn events(&self, caller: &Caller, after: u64, limit: usize) -> Result<Vec<Event>> {
         self.require(caller, &[]).await?;
         Ok(self.store.events(after, limit).await?)
+    }
+
+    /// A page of the audit log, newest first, filtered by type, project and feature, with
+    /// how many events match in all (see [`EventQuery`]). Any valid key may read the log.
+    pub async fn query_events(&self, caller: &Caller, query: &EventQuery) -> Result<EventPage> {
+        self.require(caller, &[]).await?;
+        Ok(self.store.query_events(query).await?)
     }
 
     /// The records at `keys`, in one read.

@@ -19,8 +19,8 @@ use async_trait::async_trait;
 use super::ToggleAdmin;
 use crate::error::Result;
 use crate::store::{
-    Accepted, ChangeSet, Collection, Event, Key, Listing, ReadView, Revision, Store, StoreError,
-    Versioned,
+    Accepted, ChangeSet, Collection, Event, EventPage, EventQuery, Key, Listing, ReadView,
+    Revision, Store, StoreError, Versioned,
 };
 
 /// How many locks the keys are spread over. Two records sharing a lock only means their
@@ -84,6 +84,10 @@ impl Store for ViewStore {
         limit: usize,
     ) -> std::result::Result<Vec<Event>, StoreError> {
         self.store.events(after, limit).await
+    }
+
+    async fn query_events(&self, query: &EventQuery) -> std::result::Result<EventPage, StoreError> {
+        self.store.query_events(query).await
     }
 
     async fn revision(&self) -> std::result::Result<Revision, StoreError> {

@@ -1,4 +1,4 @@
-//! `GET /api/admin/events`: the audit log, newest first.
+//! `GET /api/admin/events`: the audit log, newest first, a page at a time.
 
 use axum::extract::State;
 use serde::{Deserialize, Serialize};
@@ -6,27 +6,41 @@ use serde::{Deserialize, Serialize};
 use super::error::{HttpResult, Json};
 use super::extract::{Authenticated, QueryParams};
 use crate::ToggleAdmin;
-use crate::store::Event;
+use crate::store::{Event, EventQuery};
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 
-/// How many events one read of the store returns while scanning the log.
-const PAGE: usize = 1000;
 /// How many events a response holds when `?limit=` is absent, as in Unleash.
 const DEFAULT_LIMIT: usize = 100;
+/// The most events one response holds, as in Unleash's event search: a larger `?limit=` is
+/// cut to this, so one call never reads an unbounded part of the log.
+const MAX_LIMIT: usize = 1000;
 
 pub(crate) fn routes() -> OpenApiRouter<ToggleAdmin> {
     OpenApiRouter::new().routes(routes!(list))
 }
 
-/// `?project=`, `?feature=`, `?limit=`.
+/// The filters and the page: `?type=`, `?project=`, `?feature=` (exact names; all given
+/// must match), `?limit=`, `?offset=`, `?before=`.
 #[derive(Debug, Deserialize, utoipa::IntoParams)]
 #[into_params(parameter_in = Query)]
 #[serde(deny_unknown_fields)]
 struct Filter {
+    /// Only events of this type (`feature-created`, …).
+    #[serde(rename = "type")]
+    event_type: Option<String>,
+    /// Only events of this project.
     project: Option<String>,
+    /// Only events of this feature.
     feature: Option<String>,
+    /// The most events to return: 100 when absent, at most 1000.
     limit: Option<usize>,
+    /// Skip this many matching events first (after `before`). Deep offsets cost a walk over
+    /// the skipped matches; page with `before` instead.
+    offset: Option<u64>,
+    /// Only events with a smaller id: the last id of the previous page, to page without
+    /// offsets.
+    before: Option<u64>,
 }
 
 /// Unleash's `eventsSchema`.
@@ -34,13 +48,12 @@ struct Filter {
 #[serde(rename_all = "camelCase")]
 struct Events {
     version: u32,
-    #[schema(value_type = Vec<super::openapi::EventSchema>)]
     events: Vec<Event>,
-    total_events: usize,
+    total_events: u64,
 }
 
 /// The events that match, newest first: at most `limit` (100 by default) of them, with
-/// `totalEvents` counting every match.
+/// `totalEvents` counting every match. Only the page is read from the store.
 #[utoipa::path(
     get,
     path = "/api/admin/events",
@@ -56,34 +69,16 @@ async fn list(
     Authenticated(caller): Authenticated,
     QueryParams(filter): QueryParams<Filter>,
 ) -> HttpResult<Json<Events>> {
-    let matches = |event: &Event| {
-        filter
-            .project
-            .as_deref()
-            .is_none_or(|p| event.event.project.as_deref() == Some(p))
-            && filter
-                .feature
-                .as_deref()
-                .is_none_or(|f| event.event.feature_name.as_deref() == Some(f))
-    };
-    let mut found = Vec::new();
-    let mut after = 0;
-    loop {
-        let page = admin.events(&caller, after, PAGE).await?;
-        let Some(last) = page.last() else { break };
-        after = last.id;
-        let full = page.len() == PAGE;
-        found.extend(page.into_iter().filter(|e| matches(e)));
-        if !full {
-            break;
-        }
-    }
-    let total_events = found.len();
-    found.reverse();
-    found.truncate(filter.limit.unwrap_or(DEFAULT_LIMIT));
+    let mut query = EventQuery::newest(filter.limit.unwrap_or(DEFAULT_LIMIT).min(MAX_LIMIT))
+        .offset(filter.offset.unwrap_or(0));
+    query.event_type = filter.event_type;
+    query.project = filter.project;
+    query.feature = filter.feature;
+    query.before = filter.before;
+    let page = admin.query_events(&caller, &query).await?;
     Ok(Json::ok(Events {
         version: 1,
-        events: found,
-        total_events,
+        events: page.events,
+        total_events: page.total,
     }))
 }

@@ -16,7 +16,7 @@ use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 use utoipa::openapi::security::{ApiKey, ApiKeyValue, SecurityScheme};
 use utoipa::openapi::{ContentBuilder, Ref, RefOr, ResponseBuilder};
-use utoipa::{IntoParams, IntoResponses, Modify, OpenApi, ToSchema};
+use utoipa::{IntoParams, IntoResponses, Modify, OpenApi};
 #[cfg(feature = "openapi")]
 use utoipa_axum::{router::OpenApiRouter, routes};
 
@@ -250,40 +250,3 @@ pub(crate) struct TokenPath(String);
 #[into_params(names("id", "tokenId"), parameter_in = Path)]
 #[allow(dead_code)]
 pub(crate) struct UserTokenPath(i64, uuid::Uuid);
-
-// The one mirror left: the store's `Event` (in `store`, owned by the store layer) does not
-// derive `ToSchema` yet.
-
-/// An audit event, as the event log lists it.
-#[derive(ToSchema, serde::Serialize)]
-#[schema(as = Event)]
-#[serde(rename_all = "camelCase")]
-#[allow(dead_code)]
-pub(crate) struct EventSchema {
-    /// The event's id: 1 for the first event of the store, then one more per event.
-    id: u64,
-    /// The revision of the commit that recorded it.
-    revision: u64,
-    /// The event type, Unleash's name (`feature-environment-variants-updated`, …).
-    #[serde(rename = "type")]
-    event_type: String,
-    /// Who made the change (the API key's name or the user's name).
-    created_by: String,
-    /// When the change was made.
-    created_at: chrono::DateTime<chrono::Utc>,
-    /// The project concerned, if any.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    project: Option<String>,
-    /// The feature concerned, if any.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    feature_name: Option<String>,
-    /// The environment concerned, if any.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    environment: Option<String>,
-    /// The state after the change.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    data: Option<serde_json::Value>,
-    /// The state before the change.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pre_data: Option<serde_json::Value>,
-}

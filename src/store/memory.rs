@@ -4,8 +4,8 @@ use async_trait::async_trait;
 use std::sync::{PoisonError, RwLock};
 
 use super::{
-    ChangeSet, Collection, Event, Key, Listing, ReadView, RecordsView, Revision, Store, StoreError,
-    StoreState, Versioned,
+    ChangeSet, Collection, Event, EventPage, EventQuery, Key, Listing, ReadView, RecordsView,
+    Revision, Store, StoreError, StoreState, Versioned,
 };
 
 /// A store that keeps everything in memory: nothing survives the process.
@@ -72,6 +72,14 @@ impl Store for MemoryStore {
             .read()
             .unwrap_or_else(PoisonError::into_inner)
             .events(after, limit))
+    }
+
+    async fn query_events(&self, query: &EventQuery) -> Result<EventPage, StoreError> {
+        Ok(self
+            .state
+            .read()
+            .unwrap_or_else(PoisonError::into_inner)
+            .query_events(query))
     }
 
     async fn revision(&self) -> Result<Revision, StoreError> {

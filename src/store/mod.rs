@@ -9,6 +9,7 @@
 //! the store one [`ChangeSet`]: the revisions it read ([`Precondition`]s), the writes, and the
 //! events describing them. The store applies all of it or none of it.
 
+mod events;
 mod file;
 mod json;
 mod memory;
@@ -29,6 +30,7 @@ use async_trait::async_trait;
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 
+pub use events::{EventCounts, EventPage, EventQuery};
 pub use file::{FileStore, FileStoreBuilder, FileStoreStats, Recovery, TruncatedTail};
 pub use json::Json;
 pub use memory::MemoryStore;
@@ -262,6 +264,7 @@ impl Write {
 
 /// An audit event as the facade proposes it, committed with the writes it describes.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "http", derive(utoipa::ToSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct NewEvent {
     /// The event type, Unleash's name (`feature-environment-variants-updated`, …).
@@ -282,21 +285,26 @@ pub struct NewEvent {
     pub environment: Option<String>,
     /// The state after the change.
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "http", schema(value_type = Option<Object>))]
     pub data: Option<Json>,
     /// The state before the change.
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "http", schema(value_type = Option<Object>))]
     pub pre_data: Option<Json>,
 }
 
-/// An event as stored: the proposed event with its position in the log.
+/// An event as stored: the proposed event with its position in the log. Also the wire type
+/// of the event log (`GET /api/admin/events`), whose OpenAPI schema is derived from it.
 // Decoded through `wire::WireEvent` (see there).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "http", derive(utoipa::ToSchema))]
 #[serde(rename_all = "camelCase", from = "wire::WireEvent")]
 pub struct Event {
     /// The event's id: 1 for the first event of the store, then one more per event, in commit
     /// order (and in change-set order within a commit).
     pub id: u64,
     /// The revision of the commit that recorded it.
+    #[cfg_attr(feature = "http", schema(value_type = u64))]
     pub revision: Revision,
     /// The event itself.
     #[serde(flatten)]
@@ -489,7 +497,7 @@ impl StoreError {
 /// #[toggle_admin::async_trait]
 /// impl toggle_admin::Store for MyStore {
 ///     async fn get(&self, key: &Key) -> Result<Option<Versioned>, StoreError> { … }
-///     // get_many, list, events, revision, view, commit
+///     // get_many, list, events, revision, view, commit (query_events has a default)
 /// }
 ///
 /// #[tokio::test(flavor = "multi_thread")]
@@ -511,6 +519,16 @@ pub trait Store: fmt::Debug + Send + Sync + 'static {
 
     /// Up to `limit` events with id greater than `after`, in id order.
     async fn events(&self, after: u64, limit: usize) -> Result<Vec<Event>, StoreError>;
+
+    /// A page of the events matching `query`, newest first, with how many match in all
+    /// (see [`EventQuery`] and [`EventPage`]). Shows durable events only, as reads do.
+    ///
+    /// The default reads the whole log through [`events`](Store::events) and filters it:
+    /// correct, and as slow as the log is long. This crate's stores answer from an index,
+    /// reading only the page.
+    async fn query_events(&self, query: &EventQuery) -> Result<EventPage, StoreError> {
+        events::scan(self, query).await
+    }
 
     /// The revision of the last commit ([`Revision::ABSENT`] for an empty store).
     async fn revision(&self) -> Result<Revision, StoreError>;
@@ -553,6 +571,9 @@ macro_rules! forward_store {
             }
             async fn events(&self, after: u64, limit: usize) -> Result<Vec<Event>, StoreError> {
                 (**self).events(after, limit).await
+            }
+            async fn query_events(&self, query: &EventQuery) -> Result<EventPage, StoreError> {
+                (**self).query_events(query).await
             }
             async fn revision(&self) -> Result<Revision, StoreError> {
                 (**self).revision().await

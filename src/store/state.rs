@@ -12,6 +12,7 @@ use std::sync::Arc;
 
 use serde::{Deserialize, Serialize};
 
+use super::events::{EventCounts, EventPage, EventQuery, page_of};
 use super::{
     ChangeSet, Collection, Event, Key, Listing, NewEvent, Precondition, Revision, StoreError,
     Versioned, Write,
@@ -216,6 +217,8 @@ impl<'de> Deserialize<'de> for Records {
 pub struct StoreState {
     records: Records,
     events: Vec<Event>,
+    /// Derived from `events`, for exact query totals.
+    counts: EventCounts,
 }
 
 impl StoreState {
@@ -226,7 +229,15 @@ impl StoreState {
 
     /// A state of `records` and the `events` recorded up to them.
     pub(super) fn from_parts(records: Records, events: Vec<Event>) -> Self {
-        Self { records, events }
+        let mut counts = EventCounts::default();
+        for event in &events {
+            counts.add(&event.event);
+        }
+        Self {
+            records,
+            events,
+            counts,
+        }
     }
 
     /// The revision of the last applied commit.
@@ -254,6 +265,12 @@ impl StoreState {
         events_after(&self.events, after, limit)
     }
 
+    /// A page of the events matching `query`, newest first: a walk back from the cursor
+    /// over the log in memory, stopping once the page is full.
+    pub fn query_events(&self, query: &EventQuery) -> EventPage {
+        page_of(&self.events, &self.counts, query)
+    }
+
     /// The number of events in the log.
     pub fn event_count(&self) -> u64 {
         self.events.len() as u64
@@ -268,6 +285,9 @@ impl StoreState {
     /// checked them against this state). Returns the commit's revision.
     pub fn apply(&mut self, changes: ChangeSet) -> Revision {
         let (revision, events) = self.records.apply(changes.writes, changes.events);
+        for event in &events {
+            self.counts.add(&event.event);
+        }
         self.events.extend(events);
         revision
     }
@@ -288,7 +308,7 @@ impl Serialize for StoreState {
 impl<'de> Deserialize<'de> for StoreState {
     fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
         let (records, events) = RecordsIn::deserialize(deserializer)?.into_parts();
-        Ok(Self { records, events })
+        Ok(Self::from_parts(records, events))
     }
 }
 
@@ -303,13 +323,5 @@ impl StoreState {
     /// The records and the event log, taken apart.
     pub(super) fn into_parts(self) -> (Records, Vec<Event>) {
         (self.records, self.events)
-    }
-}
-
-impl StoreState {
-    /// Show `records` (the state after the commits that recorded `events`) from now on.
-    pub(super) fn publish(&mut self, records: Records, events: impl IntoIterator<Item = Event>) {
-        self.records = records;
-        self.events.extend(events);
     }
 }

@@ -21,6 +21,7 @@ use serde_json::{Value, json};
 mod access;
 mod commits;
 mod concurrency;
+mod events;
 mod reads;
 mod views;
 
@@ -33,6 +34,9 @@ pub use commits::{
 pub use concurrency::{
     concurrent_increments_lose_nothing, conditional_delete_happens_once,
     sequence_hands_out_each_id_once,
+};
+pub use events::{
+    event_queries_filter_newest_first, event_queries_page_stably, event_query_limits,
 };
 pub use reads::{empty_change_set, events_in_commit_order, get_many_in_order, listing_by_prefix};
 pub use views::{views_read_one_revision, views_stay_consistent_under_writes};
@@ -117,6 +121,9 @@ where
         scenario!(views_read_one_revision);
         scenario!(views_stay_consistent_under_writes, shared);
         scenario!(submit_accepts_then_makes_durable);
+        scenario!(event_queries_filter_newest_first);
+        scenario!(event_queries_page_stably);
+        scenario!(event_query_limits);
     }
 }
 

@@ -18,6 +18,9 @@ pub(super) trait Disk: fmt::Debug + Send + Sync + 'static {
     fn list(&self) -> io::Result<Vec<String>>;
     /// The whole contents of `name`, or `None` if there is no such file.
     fn read(&self, name: &str) -> io::Result<Option<Vec<u8>>>;
+    /// The `len` bytes of `name` from byte `offset` (the event log reads its blocks so, on
+    /// demand); a file shorter than that is an error.
+    fn read_at(&self, name: &str, offset: u64, len: usize) -> io::Result<Vec<u8>>;
     /// Create `name` (which must not exist) holding `bytes`, and sync it. The name itself is
     /// durable only after [`sync_dir`](Disk::sync_dir).
     fn create(&self, name: &str, bytes: &[u8]) -> io::Result<()>;
@@ -106,6 +109,17 @@ impl Disk for OsDisk {
             Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(None),
             Err(e) => Err(e),
         }
+    }
+
+    fn read_at(&self, name: &str, offset: u64, len: usize) -> io::Result<Vec<u8>> {
+        use std::io::{Read as _, Seek as _, SeekFrom};
+        // A fresh handle per read: reads come from many threads at once, and a handle's
+        // position is shared state; opening a file costs microseconds next to decoding.
+        let mut file = File::open(self.dir.join(name))?;
+        file.seek(SeekFrom::Start(offset))?;
+        let mut bytes = vec![0; len];
+        file.read_exact(&mut bytes)?;
+        Ok(bytes)
     }
 
     fn create(&self, name: &str, bytes: &[u8]) -> io::Result<()> {

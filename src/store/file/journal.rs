@@ -19,7 +19,7 @@
 //! after a damaged one cheaply (see [`read`]).
 
 use super::{TruncatedTail, io_error};
-use crate::store::{ChangeSet, Revision, StoreError};
+use crate::store::{Revision, StoreError};
 
 /// The name of the single journal of stores written by earlier versions.
 pub(super) const LEGACY_NAME: &str = "journal";
@@ -29,7 +29,7 @@ const MAGIC: [u8; 8] = *b"TGLJRNL\0";
 pub(super) const VERSION: u32 = 1;
 /// Length of the file header; the first record starts here.
 pub(super) const HEADER_LEN: u64 = 24;
-const RECORD_HEADER_LEN: usize = 20;
+pub(super) const RECORD_HEADER_LEN: usize = 20;
 
 /// Frame `payload` (an encoded change set) as the record of commit `revision`.
 pub(super) fn frame(revision: Revision, payload: &[u8]) -> Result<Vec<u8>, StoreError> {
@@ -101,12 +101,88 @@ pub(super) fn header(base: Revision) -> Vec<u8> {
 pub(super) struct Contents {
     /// The revision the journal starts after.
     pub base: Revision,
-    /// The intact records in order, each with its revision and change set.
-    pub records: Vec<(Revision, ChangeSet)>,
+    /// The intact records in order, where they are in the file (the caller decodes their
+    /// payloads: a segment's change sets decoded all at once would take many times its size).
+    pub records: Vec<Frame>,
     /// Where the intact records end: the length the file must have.
     pub valid_len: u64,
     /// The damaged tail that follows them, if any.
     pub torn_tail: Option<TruncatedTail>,
+}
+
+/// Where one intact record is in its segment.
+#[derive(Debug, Clone, Copy)]
+pub(super) struct Frame {
+    /// The commit's revision.
+    pub revision: Revision,
+    /// Where the record (its header) starts.
+    pub start: u64,
+    /// Where it ends: the next record's start.
+    pub end: u64,
+}
+
+impl Frame {
+    /// The record's payload (the change set as JSON) in `bytes`, the whole segment.
+    pub(super) fn payload<'a>(&self, bytes: &'a [u8]) -> &'a [u8] {
+        let start = usize::try_from(self.start).unwrap_or(usize::MAX);
+        let end = usize::try_from(self.end).unwrap_or(usize::MAX);
+        bytes
+            .get(start.saturating_add(RECORD_HEADER_LEN)..end)
+            .unwrap_or_default()
+    }
+}
+
+/// The records of `bytes`, a run of whole records read back from a segment (the records of
+/// an event block), each with its revision and payload. Any damage is corruption here: the
+/// run was intact when the store indexed it.
+pub(super) fn records_in<'a>(
+    bytes: &'a [u8],
+    file: &str,
+    offset: u64,
+) -> Result<Vec<(Revision, &'a [u8])>, StoreError> {
+    let mut records = Vec::new();
+    let mut pos = 0;
+    while pos < bytes.len() {
+        match record_at(bytes, pos) {
+            Ok((revision, payload, end)) => {
+                records.push((revision, payload));
+                pos = end;
+            }
+            Err(damage) => {
+                return Err(StoreError::Corrupt {
+                    file: file.to_owned(),
+                    offset: offset + pos as u64,
+                    reason: format!("{damage}, in a record that was intact when the store opened"),
+                });
+            }
+        }
+    }
+    Ok(records)
+}
+
+/// The revision a segment starts after, from its header (the first [`HEADER_LEN`] bytes of
+/// `bytes`; more may follow).
+pub(super) fn base_of(bytes: &[u8], file: &str) -> Result<Revision, StoreError> {
+    let corrupt = |reason: &str| StoreError::Corrupt {
+        file: file.to_owned(),
+        offset: 0,
+        reason: reason.to_owned(),
+    };
+    if bytes.len() < HEADER_LEN as usize || bytes[..8] != MAGIC {
+        return Err(corrupt("not a toggle-admin journal"));
+    }
+    let version = u32_at(bytes, 8);
+    if version != VERSION {
+        return Err(StoreError::UnsupportedFormat {
+            file: file.to_owned(),
+            found: version,
+            supported: VERSION,
+        });
+    }
+    if crc32fast::hash(&bytes[..20]) != u32_at(bytes, 20) {
+        return Err(corrupt("the journal header fails its checksum"));
+    }
+    Ok(Revision(u64_at(bytes, 12)))
 }
 
 /// Parse a whole journal.
@@ -124,30 +200,13 @@ pub(super) fn read(bytes: &[u8], file: &str) -> Result<Contents, StoreError> {
         reason,
     };
     let header_len = HEADER_LEN as usize;
-    if bytes.len() < header_len || bytes[..8] != MAGIC {
-        return Err(corrupt(0, "not a toggle-admin journal".to_owned()));
-    }
-    let version = u32_at(bytes, 8);
-    if version != VERSION {
-        return Err(StoreError::UnsupportedFormat {
-            file: file.to_owned(),
-            found: version,
-            supported: VERSION,
-        });
-    }
-    if crc32fast::hash(&bytes[..20]) != u32_at(bytes, 20) {
-        return Err(corrupt(
-            0,
-            "the journal header fails its checksum".to_owned(),
-        ));
-    }
-    let base = Revision(u64_at(bytes, 12));
+    let base = base_of(bytes, file)?;
 
     let mut records = Vec::new();
     let mut previous = base;
     let mut pos = header_len;
     while pos < bytes.len() {
-        let (revision, payload, end) = match record_at(bytes, pos) {
+        let (revision, _payload, end) = match record_at(bytes, pos) {
             Ok(record) => record,
             Err(damage) => {
                 let why = damage.to_string();
@@ -175,13 +234,11 @@ pub(super) fn read(bytes: &[u8], file: &str) -> Result<Contents, StoreError> {
                 format!("record of {revision} follows {previous}"),
             ));
         }
-        let changes = serde_json::from_slice(payload).map_err(|e| {
-            corrupt(
-                pos as u64,
-                format!("record of {revision} is intact but does not decode: {e}"),
-            )
-        })?;
-        records.push((revision, changes));
+        records.push(Frame {
+            revision,
+            start: pos as u64,
+            end: end as u64,
+        });
         previous = revision;
         pos = end;
     }

@@ -28,6 +28,11 @@
 //! * **Readers see durable state only**: [`Store::get`], [`Store::list`] and
 //!   [`Store::view`] read the records as of the last synced batch; a view is a clone of
 //!   persistent maps, so it never waits for writers and never holds them up.
+//! * **The event log stays on disk.** Memory holds the records and a sparse index of the
+//!   journal segments (one entry per block of about 128 events, with a Bloom filter of
+//!   their types, projects and features: see `event_index`), not the events: a page of the
+//!   log is read from the segments on demand, on a blocking thread, so memory does not grow
+//!   with the log.
 //! * **Compaction off the commit path.** When the active segment passes the threshold the
 //!   writer starts a new segment (one extra sync) and hands the records as of the closed one
 //!   to a background thread, which writes the snapshot (temp file, sync, rename, sync
@@ -44,6 +49,10 @@
 
 mod compaction;
 mod disk;
+mod event_index;
+mod event_read;
+#[cfg(test)]
+mod event_tests;
 mod journal;
 mod open;
 #[cfg(test)]
@@ -66,9 +75,10 @@ use disk::{Disk, OsDisk};
 use writer::{Failure, Job};
 
 use super::{
-    Accepted, ChangeSet, Collection, Event, Key, Listing, ReadView, Records, RecordsView, Revision,
-    Store, StoreError, StoreState, Versioned,
+    Accepted, ChangeSet, Collection, Event, EventPage, EventQuery, Key, Listing, ReadView, Records,
+    RecordsView, Revision, Store, StoreError, Versioned,
 };
+use event_index::EventIndex;
 
 const LOCK_FILE: &str = "LOCK";
 const DEFAULT_COMPACT_AFTER_BYTES: u64 = 64 * 1024 * 1024;
@@ -76,8 +86,11 @@ const DEFAULT_COMPACT_AFTER_BYTES: u64 = 64 * 1024 * 1024;
 /// A store that keeps its state in memory and its history in a directory: journal segments
 /// and a snapshot, replayed on open.
 ///
-/// * **Reads** are served from memory and never touch the disk; they show durable commits
-///   only. A [`view`](Store::view) is a consistent copy that costs next to nothing.
+/// * **Reads** of records are served from memory and never touch the disk; they show
+///   durable commits only. A [`view`](Store::view) is a consistent copy that costs next to
+///   nothing. The event log is not kept in memory: [`Store::query_events`] and
+///   [`Store::events`] read the page asked for from the journal segments through a small
+///   index (built on open, extended as batches become durable).
 /// * **Commits** are decided in order against the accepted state, then appended as one
 ///   checksummed record each (no rewrite of the state, so a commit costs the same however
 ///   much the store holds) and, by default, synced before they are acknowledged. Commits
@@ -127,7 +140,7 @@ struct Shared {
     disk: Arc<dyn Disk>,
     options: Options,
     /// What readers see: every durable commit, nothing else.
-    durable: RwLock<StoreState>,
+    durable: RwLock<Durable>,
     /// Where commits are decided.
     acceptor: Mutex<Acceptor>,
     stats: Counters,
@@ -138,6 +151,13 @@ struct Shared {
     /// The last durable revision, and whether the store failed: for commits that wait until
     /// what they conflicted with is visible.
     durable_revision: tokio::sync::watch::Sender<(Revision, bool)>,
+}
+
+/// The durable state: the records, and the index of the event log (whose events stay in
+/// the journal segments, read on demand).
+struct Durable {
+    records: Records,
+    events: EventIndex,
 }
 
 /// The accepted state and the queue to the writer, behind one lock: checking, numbering and
@@ -310,7 +330,7 @@ impl FileStore {
     /// Open the store on `disk` (the caller holds whatever lock the disk needs).
     fn open_on(disk: Arc<dyn Disk>, options: Options) -> Result<FileStore, StoreError> {
         let opened = open::recover(disk.as_ref())?;
-        let revision = opened.state.revision();
+        let revision = opened.records.revision();
         let (sender, receiver) = mpsc::channel();
         let stats = Counters::default();
         stats
@@ -320,11 +340,14 @@ impl FileStore {
             disk,
             options,
             acceptor: Mutex::new(Acceptor {
-                records: opened.state.records().clone(),
+                records: opened.records.clone(),
                 failure: None,
                 queue: Some(sender),
             }),
-            durable: RwLock::new(opened.state),
+            durable: RwLock::new(Durable {
+                records: opened.records,
+                events: opened.events,
+            }),
             stats,
             snapshotting: Mutex::new(()),
             compactions: Mutex::new(Vec::new()),
@@ -345,8 +368,22 @@ impl FileStore {
         })
     }
 
-    fn read_state(&self) -> RwLockReadGuard<'_, StoreState> {
+    fn read_state(&self) -> RwLockReadGuard<'_, Durable> {
         self.shared.read_state()
+    }
+
+    /// Run `read` (which reads event blocks from the segments) on a blocking thread.
+    async fn read_events<T: Send + 'static>(
+        &self,
+        read: impl FnOnce(&Shared) -> Result<T, StoreError> + Send + 'static,
+    ) -> Result<T, StoreError> {
+        let shared = Arc::clone(&self.shared);
+        tokio::task::spawn_blocking(move || read(&shared))
+            .await
+            .map_err(|e| StoreError::Backend {
+                message: format!("reading the event log of {} failed", self.dir.display()),
+                source: Some(Box::new(e)),
+            })?
     }
 
     /// Accept `changes`; on a conflict, answer only once the commits it conflicted with are
@@ -424,7 +461,7 @@ enum Refused {
 }
 
 impl Shared {
-    fn read_state(&self) -> RwLockReadGuard<'_, StoreState> {
+    fn read_state(&self) -> RwLockReadGuard<'_, Durable> {
         self.durable.read().unwrap_or_else(PoisonError::into_inner)
     }
 
@@ -495,7 +532,7 @@ impl fmt::Debug for FileStore {
                 "compact_after_bytes",
                 &self.shared.options.compact_after_bytes,
             )
-            .field("revision", &self.read_state().revision())
+            .field("revision", &self.read_state().records.revision())
             .finish_non_exhaustive()
     }
 }
@@ -503,29 +540,45 @@ impl fmt::Debug for FileStore {
 #[async_trait]
 impl Store for FileStore {
     async fn get(&self, key: &Key) -> Result<Option<Versioned>, StoreError> {
-        Ok(self.read_state().get(key))
+        Ok(self.read_state().records.get(key))
     }
 
     async fn get_many(&self, keys: &[Key]) -> Result<Vec<Option<Versioned>>, StoreError> {
-        let records = self.read_state().records().clone();
+        let records = self.read_state().records.clone();
         Ok(keys.iter().map(|key| records.get(key)).collect())
     }
 
     async fn list(&self, collection: Collection, prefix: &str) -> Result<Listing, StoreError> {
-        let records = self.read_state().records().clone();
+        let records = self.read_state().records.clone();
         Ok(records.list(collection, prefix))
     }
 
     async fn events(&self, after: u64, limit: usize) -> Result<Vec<Event>, StoreError> {
-        Ok(self.read_state().events(after, limit))
+        if limit == 0 || self.read_state().events.count() <= after {
+            return Ok(Vec::new());
+        }
+        self.read_events(move |shared| event_read::after(shared, after, limit))
+            .await
+    }
+
+    async fn query_events(&self, query: &EventQuery) -> Result<EventPage, StoreError> {
+        if query.limit == 0 {
+            return Ok(EventPage::new(
+                Vec::new(),
+                self.read_state().events.total(query),
+            ));
+        }
+        let query = query.clone();
+        self.read_events(move |shared| event_read::query(shared, &query))
+            .await
     }
 
     async fn revision(&self) -> Result<Revision, StoreError> {
-        Ok(self.read_state().revision())
+        Ok(self.read_state().records.revision())
     }
 
     async fn view(&self) -> Result<Box<dyn ReadView>, StoreError> {
-        let records = self.read_state().records().clone();
+        let records = self.read_state().records.clone();
         Ok(Box::new(RecordsView::new(records)))
     }
 

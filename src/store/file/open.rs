@@ -5,17 +5,28 @@
 //! the writes of those after *S*. Stores written by earlier versions kept the event log in
 //! the snapshot (format 1); such a snapshot is renamed to `history-v1` on open and read for
 //! its events from then on, and its `journal` is the first segment.
+//!
+//! The events are not kept: open indexes them ([`EventIndex`]) and reads them back from the
+//! segments when asked. Segments are read one at a time, and only the records after the
+//! snapshot are decoded whole; of the others only the events' type, project and feature are,
+//! so opening a long history takes memory for one segment, not for the history.
+
+use std::borrow::Cow;
+
+use serde::Deserialize;
 
 use super::disk::Disk;
+use super::event_index::{EventIndex, EventKeys};
 use super::{Recovery, TruncatedTail, io_error, journal, snapshot};
-use crate::store::{Event, Records, Revision, StoreError, StoreState};
+use crate::store::{ChangeSet, Records, Revision, StoreError};
 
 /// The snapshot of an earlier version, kept for its event log.
 const LEGACY_HISTORY: &str = "history-v1";
 
-/// What [`recover`] found: the state, and the segment to append to.
+/// What [`recover`] found: the records, the event index, and the segment to append to.
 pub(super) struct Opened {
-    pub(super) state: StoreState,
+    pub(super) records: Records,
+    pub(super) events: EventIndex,
     pub(super) recovery: Recovery,
     pub(super) active_segment: String,
     pub(super) active_len: u64,
@@ -62,7 +73,7 @@ pub(super) fn recover(disk: &dyn Disk) -> Result<Opened, StoreError> {
             })?;
         legacy = current.take();
     }
-    let (mut log, events_through) = match &mut legacy {
+    let (log, events_through) = match &mut legacy {
         Some(history) => (
             history.events.take().unwrap_or_default(),
             history.records.revision(),
@@ -80,20 +91,29 @@ pub(super) fn recover(disk: &dyn Disk) -> Result<Opened, StoreError> {
         ..Recovery::default()
     };
 
+    // Segments in order of their base revision, read from their headers; each is then read
+    // whole, one at a time.
     let mut segments = Vec::new();
     for name in names.iter().filter(|n| journal::is_segment(n)) {
-        let bytes = read(name)?.unwrap_or_default();
-        let contents = journal::read(&bytes, &disk.describe(name))?;
-        segments.push((contents.base, name.clone(), contents));
+        let file = disk.describe(name);
+        let base = match disk.read_at(name, 0, journal::HEADER_LEN as usize) {
+            Ok(header) => journal::base_of(&header, &file)?,
+            // Shorter than a header: reading it whole reports what is wrong.
+            Err(_) => journal::read(&read(name)?.unwrap_or_default(), &file)?.base,
+        };
+        segments.push((base, name.clone()));
     }
-    segments.sort_by_key(|(base, _, _)| *base);
+    segments.sort_by_key(|(base, _)| *base);
     recovery.segments_read = segments.len() as u64;
 
+    let mut index = EventIndex::new(log);
     let mut last = events_through;
     let count = segments.len();
     let mut active = None;
-    for (index, (base, name, contents)) in segments.into_iter().enumerate() {
+    for (position, (base, name)) in segments.into_iter().enumerate() {
         let file = disk.describe(&name);
+        let bytes = read(&name)?.unwrap_or_default();
+        let contents = journal::read(&bytes, &file)?;
         let corrupt = |offset: u64, reason: String| StoreError::Corrupt {
             file: file.clone(),
             offset,
@@ -107,7 +127,7 @@ pub(super) fn recover(disk: &dyn Disk) -> Result<Opened, StoreError> {
                 ),
             ));
         }
-        let is_last = index + 1 == count;
+        let is_last = position + 1 == count;
         if let Some(tail) = &contents.torn_tail
             && !is_last
         {
@@ -116,7 +136,8 @@ pub(super) fn recover(disk: &dyn Disk) -> Result<Opened, StoreError> {
                 format!("{}, in a segment that is not the last one", tail.reason),
             ));
         }
-        for (revision, changes) in contents.records {
+        for frame in &contents.records {
+            let revision = frame.revision;
             if revision <= last {
                 continue;
             }
@@ -126,24 +147,25 @@ pub(super) fn recover(disk: &dyn Disk) -> Result<Opened, StoreError> {
                     format!("the journal skips from {last} to {revision}"),
                 ));
             }
+            let undecodable = |e: serde_json::Error| {
+                corrupt(
+                    frame.start,
+                    format!("record of {revision} is intact but does not decode: {e}"),
+                )
+            };
+            let payload = frame.payload(&bytes);
             if revision <= snapshot_revision {
-                // The snapshot holds the writes; the log needs the events.
-                let first = log.len() as u64 + 1;
-                log.extend(
-                    changes
-                        .events
-                        .into_iter()
-                        .enumerate()
-                        .map(|(i, event)| Event {
-                            id: first + i as u64,
-                            revision,
-                            event,
-                        }),
-                );
+                // The snapshot holds the writes; the log needs the events' keys.
+                let keys: RecordKeys<'_> = serde_json::from_slice(payload).map_err(undecodable)?;
+                let keys: Vec<EventKeys<'_>> = keys.events.iter().map(EventOf::keys).collect();
+                index.add_record(&name, frame.start, frame.end, &keys);
             } else {
+                let changes: ChangeSet = serde_json::from_slice(payload).map_err(undecodable)?;
                 let (applied, events) = records.apply(changes.writes, changes.events);
                 debug_assert_eq!(applied, revision);
-                log.extend(events);
+                let keys: Vec<EventKeys<'_>> =
+                    events.iter().map(|e| EventKeys::of(&e.event)).collect();
+                index.add_record(&name, frame.start, frame.end, &keys);
                 recovery.records_replayed += 1;
             }
             last = revision;
@@ -178,14 +200,14 @@ pub(super) fn recover(disk: &dyn Disk) -> Result<Opened, StoreError> {
             ),
         });
     }
-    if log.len() as u64 != records.event_count() {
+    if index.count() != records.event_count() {
         return Err(StoreError::Corrupt {
             file: disk.describe(snapshot::FILE_NAME),
             offset: 12,
             reason: format!(
                 "the snapshot counts {} events but the journal holds {}",
                 records.event_count(),
-                log.len()
+                index.count()
             ),
         });
     }
@@ -194,9 +216,39 @@ pub(super) fn recover(disk: &dyn Disk) -> Result<Opened, StoreError> {
         None => (journal::create_segment(disk, last)?, journal::HEADER_LEN),
     };
     Ok(Opened {
-        state: StoreState::from_parts(records, log),
+        records,
+        events: index,
         recovery,
         active_segment,
         active_len,
     })
+}
+
+/// What open reads of a record the snapshot covers: its events' filter keys, borrowed from
+/// the segment's bytes where they need no unescaping; everything else is skipped.
+#[derive(Deserialize)]
+struct RecordKeys<'a> {
+    #[serde(default, borrow)]
+    events: Vec<EventOf<'a>>,
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct EventOf<'a> {
+    #[serde(rename = "type", borrow)]
+    event_type: Cow<'a, str>,
+    #[serde(default, borrow)]
+    project: Option<Cow<'a, str>>,
+    #[serde(default, borrow)]
+    feature_name: Option<Cow<'a, str>>,
+}
+
+impl EventOf<'_> {
+    fn keys(&self) -> EventKeys<'_> {
+        EventKeys {
+            event_type: &self.event_type,
+            project: self.project.as_deref(),
+            feature: self.feature_name.as_deref(),
+        }
+    }
 }

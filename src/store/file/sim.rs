@@ -70,6 +70,16 @@ impl SimDisk {
         self.state().log.len()
     }
 
+    /// Flip the bits of the last byte of `name` as it is now (damage under an open store).
+    pub(super) fn corrupt_last_byte(&self, name: &str) {
+        let mut state = self.state();
+        if let Some(&id) = state.live.get(name)
+            && let Some(byte) = state.inodes[id].data.last_mut()
+        {
+            *byte = !*byte;
+        }
+    }
+
     /// Make the next sync fail.
     pub(super) fn fail_next_sync(&self) {
         self.fail_next_sync.store(true, Ordering::SeqCst);
@@ -172,6 +182,19 @@ impl Disk for SimDisk {
             .live
             .get(name)
             .map(|&id| state.inodes[id].data.clone()))
+    }
+
+    fn read_at(&self, name: &str, offset: u64, len: usize) -> io::Result<Vec<u8>> {
+        let state = self.state();
+        let id = *state
+            .live
+            .get(name)
+            .ok_or_else(|| io::Error::new(io::ErrorKind::NotFound, name.to_owned()))?;
+        let data = &state.inodes[id].data;
+        let start = usize::try_from(offset).unwrap_or(usize::MAX);
+        data.get(start..start.saturating_add(len))
+            .map(<[u8]>::to_vec)
+            .ok_or_else(|| io::Error::new(io::ErrorKind::UnexpectedEof, name.to_owned()))
     }
 
     fn create(&self, name: &str, bytes: &[u8]) -> io::Result<()> {

@@ -8,7 +8,7 @@ use serde_json::json;
 
 use super::sim::{SimDisk, Unsynced};
 use super::{FileStore, Options};
-use crate::store::{ChangeSet, Collection, Key, NewEvent, Revision, Store, StoreError};
+use crate::store::{ChangeSet, Collection, EventQuery, Key, NewEvent, Revision, Store, StoreError};
 
 fn options(compact_after_bytes: u64) -> Options {
     Options {
@@ -69,6 +69,22 @@ async fn check_crashed(store: &FileStore, acknowledged: &BTreeMap<u64, Revision>
         assert_eq!(record.1.revision, event.revision, "{at}");
         let i: u64 = feature[1..].parse().unwrap();
         assert_eq!(record.1.value.to_value().unwrap()["i"], json!(i), "{at}");
+    }
+    // The event index, rebuilt from what survived, agrees with the log.
+    let page = store
+        .query_events(&EventQuery::newest(usize::MAX))
+        .await
+        .unwrap();
+    assert_eq!(page.total, revision.0, "{at}");
+    assert!(page.events.iter().rev().eq(events.iter()), "{at}");
+    if let Some(last) = events.last() {
+        let feature = last.event.feature_name.clone().unwrap();
+        let page = store
+            .query_events(&EventQuery::newest(5).feature(feature))
+            .await
+            .unwrap();
+        assert_eq!(page.total, 1, "{at}");
+        assert_eq!(page.events, vec![last.clone()], "{at}");
     }
 }
 

@@ -14,6 +14,7 @@ use std::time::{Duration, Instant};
 
 use tokio::sync::oneshot;
 
+use super::event_index::EventKeys;
 use super::{Shared, compaction, io_error, journal};
 use crate::store::{Event, Records, Revision, StoreError};
 
@@ -118,7 +119,8 @@ struct Writer {
 struct Batch {
     bytes: Vec<u8>,
     last: Option<(Revision, Records)>,
-    events: Vec<Event>,
+    /// Each record's span in `bytes` and its events, for the event index.
+    framed: Vec<(usize, usize, Vec<Event>)>,
     waiting: Vec<oneshot::Sender<Result<(), StoreError>>>,
     compactions: Vec<oneshot::Sender<Result<(), StoreError>>>,
 }
@@ -129,7 +131,7 @@ impl Writer {
             let mut batch = Batch {
                 bytes: Vec::new(),
                 last: None,
-                events: Vec::new(),
+                framed: Vec::new(),
                 waiting: Vec::new(),
                 compactions: Vec::new(),
             };
@@ -185,7 +187,11 @@ impl Writer {
                 done,
             } => {
                 match journal::frame(revision, &payload) {
-                    Ok(record) => batch.bytes.extend_from_slice(&record),
+                    Ok(record) => {
+                        let start = batch.bytes.len();
+                        batch.bytes.extend_from_slice(&record);
+                        batch.framed.push((start, batch.bytes.len(), events));
+                    }
                     Err(error) => {
                         // Only a change set over 4 GiB gets here; it was accepted, so later
                         // commits may depend on it: the store must stop.
@@ -193,7 +199,6 @@ impl Writer {
                     }
                 }
                 batch.last = Some((revision, *records));
-                batch.events.extend(events);
                 batch.waiting.push(done);
             }
             Job::Compact { done } => batch.compactions.push(done),
@@ -221,17 +226,34 @@ impl Writer {
     fn write(&mut self, batch: Batch) {
         let started = Instant::now();
         if let Some((revision, records)) = batch.last {
+            // Where the batch lands in the segment.
+            let base = self.len;
             let written = match self.failure() {
                 Some(failure) => Err(failure.to_error(&self.shared)),
                 None => self.append(&batch.bytes),
             };
             match written {
                 Ok(()) => {
-                    self.shared
-                        .durable
-                        .write()
-                        .unwrap_or_else(PoisonError::into_inner)
-                        .publish(records, batch.events);
+                    {
+                        // Records and events become visible together, and only now that
+                        // they are durable.
+                        let mut durable = self
+                            .shared
+                            .durable
+                            .write()
+                            .unwrap_or_else(PoisonError::into_inner);
+                        durable.records = records;
+                        for (start, end, events) in &batch.framed {
+                            let keys: Vec<EventKeys<'_>> =
+                                events.iter().map(|e| EventKeys::of(&e.event)).collect();
+                            durable.events.add_record(
+                                &self.segment,
+                                base + *start as u64,
+                                base + *end as u64,
+                                &keys,
+                            );
+                        }
+                    }
                     self.shared
                         .durable_revision
                         .send_modify(|durable| durable.0 = revision);
@@ -271,7 +293,7 @@ impl Writer {
                 let _ = done.send(Err(failure.to_error(&self.shared)));
                 continue;
             }
-            let revision = self.shared.read_state().revision();
+            let revision = self.shared.read_state().records.revision();
             self.rotate(revision, Some(done));
         }
     }
@@ -330,7 +352,7 @@ impl Writer {
                         .longest_batch_micros
                         .fetch_max(elapsed_micros(started), Ordering::Relaxed);
                 }
-                let records = self.shared.read_state().records().clone();
+                let records = self.shared.read_state().records.clone();
                 compaction::start(&self.shared, records, done);
             }
             Err(error) => {

@@ -19,11 +19,18 @@ pub(super) struct Migration {
 }
 
 /// Every migration, oldest first. Append only: a released migration never changes.
-pub(super) const MIGRATIONS: &[Migration] = &[Migration {
-    version: 1,
-    name: "initial",
-    sql: include_str!("migrations/0001_initial.sql"),
-}];
+pub(super) const MIGRATIONS: &[Migration] = &[
+    Migration {
+        version: 1,
+        name: "initial",
+        sql: include_str!("migrations/0001_initial.sql"),
+    },
+    Migration {
+        version: 2,
+        name: "event filters",
+        sql: include_str!("migrations/0002_event_filters.sql"),
+    },
+];
 
 /// The first key of the advisory lock migrations take; the second is the hash of the schema
 /// name, so stores on different schemas do not wait for each other.

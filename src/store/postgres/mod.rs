@@ -25,8 +25,8 @@ use tokio_postgres::types::ToSql;
 use self::failure::{backend, connection_lost, plain};
 use self::sql::{Statements, prefix_upper_bound};
 use super::{
-    ChangeSet, Collection, Event, Json, Key, Listing, NewEvent, ReadView, Revision, Store,
-    StoreError, Versioned,
+    ChangeSet, Collection, Event, EventPage, EventQuery, Json, Key, Listing, NewEvent, ReadView,
+    Revision, Store, StoreError, Versioned,
 };
 
 /// How to reach the database and where in it the store lives.
@@ -348,24 +348,51 @@ fn optional_json(row: &Row, index: usize) -> Result<Option<Json>, tokio_postgres
 }
 
 fn event_of(row: &Row) -> Result<Event, StoreError> {
+    event_at(row, 0)
+}
+
+/// The event in the ten columns of `row` from `first` on.
+fn event_at(row: &Row, first: usize) -> Result<Event, StoreError> {
     let what = "reading events";
     let get_err = |e| backend(what, e);
-    let id: i64 = row.try_get(0).map_err(get_err)?;
+    let id: i64 = row.try_get(first).map_err(get_err)?;
     Ok(Event {
         id: u64::try_from(id)
             .map_err(|_| plain(format!("PostgreSQL: {what}: negative event id {id}")))?,
-        revision: revision_of(row, 1, what)?,
+        revision: revision_of(row, first + 1, what)?,
         event: NewEvent {
-            event_type: row.try_get(2).map_err(get_err)?,
-            created_by: row.try_get(3).map_err(get_err)?,
-            created_at: row.try_get::<_, DateTime<Utc>>(4).map_err(get_err)?,
-            project: row.try_get(5).map_err(get_err)?,
-            feature_name: row.try_get(6).map_err(get_err)?,
-            environment: row.try_get(7).map_err(get_err)?,
-            data: optional_json(row, 8).map_err(get_err)?,
-            pre_data: optional_json(row, 9).map_err(get_err)?,
+            event_type: row.try_get(first + 2).map_err(get_err)?,
+            created_by: row.try_get(first + 3).map_err(get_err)?,
+            created_at: row
+                .try_get::<_, DateTime<Utc>>(first + 4)
+                .map_err(get_err)?,
+            project: row.try_get(first + 5).map_err(get_err)?,
+            feature_name: row.try_get(first + 6).map_err(get_err)?,
+            environment: row.try_get(first + 7).map_err(get_err)?,
+            data: optional_json(row, first + 8).map_err(get_err)?,
+            pre_data: optional_json(row, first + 9).map_err(get_err)?,
         },
     })
+}
+
+/// A page of events from the rows of an `event_pages` statement.
+fn event_page_of(rows: &[Row]) -> Result<EventPage, StoreError> {
+    let what = "reading events";
+    let total: i64 = match rows.first() {
+        Some(row) => row.try_get(0).map_err(|e| backend(what, e))?,
+        None => 0,
+    };
+    let mut events = Vec::with_capacity(rows.len());
+    for row in rows {
+        let id: Option<i64> = row.try_get(1).map_err(|e| backend(what, e))?;
+        if id.is_some() {
+            events.push(event_at(row, 1)?);
+        }
+    }
+    Ok(EventPage::new(
+        events,
+        u64::try_from(total).unwrap_or_default(),
+    ))
 }
 
 #[async_trait]
@@ -431,6 +458,31 @@ impl Store for PostgresStore {
             .query("reading events", &self.statements.events, &[&after, &limit])
             .await?;
         rows.iter().map(event_of).collect()
+    }
+
+    async fn query_events(&self, query: &EventQuery) -> Result<EventPage, StoreError> {
+        let filters = usize::from(query.event_type.is_some())
+            | usize::from(query.project.is_some()) << 1
+            | usize::from(query.feature.is_some()) << 2;
+        let clamp = |n: u64| i64::try_from(n).unwrap_or(i64::MAX);
+        let before = clamp(query.before.unwrap_or(u64::MAX));
+        let offset = clamp(query.offset);
+        let limit = clamp(query.limit as u64);
+        let rows = self
+            .query(
+                "reading events",
+                &self.statements.event_pages[filters],
+                &[
+                    &query.event_type,
+                    &query.project,
+                    &query.feature,
+                    &before,
+                    &offset,
+                    &limit,
+                ],
+            )
+            .await?;
+        event_page_of(&rows)
     }
 
     async fn revision(&self) -> Result<Revision, StoreError> {

@@ -23,6 +23,9 @@ pub(super) struct Statements {
     pub list_from: String,
     /// `$1` after, `$2` limit → events in id order.
     pub events: String,
+    /// A page of the event log, newest first, by which filters are set (bit 0 type, bit 1
+    /// project, bit 2 feature); see [`event_page`].
+    pub event_pages: [String; 8],
     /// → revision.
     pub revision: String,
     /// Locks the meta row for the rest of the transaction → revision, last event id.
@@ -64,6 +67,7 @@ impl Statements {
                         environment, data, pre_data \
                  FROM {s}.events WHERE id > $1::bigint ORDER BY id LIMIT $2::bigint"
             ),
+            event_pages: std::array::from_fn(|filters| event_page(&s, filters)),
             revision: format!("SELECT revision FROM {s}.store_meta"),
             lock_meta: format!("SELECT revision, last_event_id FROM {s}.store_meta FOR UPDATE"),
             check: format!(
@@ -136,6 +140,49 @@ pub(super) fn prefix_upper_bound(prefix: &str) -> Option<String> {
         }
     }
     None
+}
+
+/// The page statement for the filters in `filters` (bit 0 type, bit 1 project, bit 2
+/// feature), on schema `s` (quoted). Parameters: `$1` type, `$2` project, `$3` feature, `$4`
+/// only ids below, `$5` offset, `$6` limit → the total of matches, then an event per row
+/// (NULL event columns when the page is empty).
+///
+/// One statement per combination of filters rather than `(type = $1 OR $1 IS NULL)`: a
+/// generic plan for that would not use the filter's index. An absent filter still names
+/// its parameter (`$1::text IS NULL`), a constant the planner folds, so that every
+/// statement takes the same parameters. The total and the page come from one statement,
+/// hence one snapshot; unfiltered, the total is the last event id (ids have no gaps), not a
+/// count of the whole table.
+fn event_page(s: &str, filters: usize) -> String {
+    let columns = [(1, "type"), (2, "project"), (4, "feature_name")];
+    let condition = columns
+        .iter()
+        .enumerate()
+        .map(|(i, (bit, column))| {
+            let parameter = i + 1;
+            if filters & bit != 0 {
+                format!("{column} = ${parameter}::text")
+            } else {
+                format!("${parameter}::text IS NULL")
+            }
+        })
+        .collect::<Vec<_>>()
+        .join(" AND ");
+    let total = if filters == 0 {
+        format!("SELECT last_event_id AS total FROM {s}.store_meta")
+    } else {
+        format!("SELECT count(*) AS total FROM {s}.events WHERE {condition}")
+    };
+    format!(
+        "SELECT t.total, e.id, e.revision, e.type, e.created_by, e.created_at, e.project, \
+                e.feature_name, e.environment, e.data, e.pre_data \
+         FROM ({total}) AS t \
+         LEFT JOIN LATERAL ( \
+             SELECT * FROM {s}.events WHERE {condition} AND id < $4::bigint \
+             ORDER BY id DESC OFFSET $5::bigint LIMIT $6::bigint \
+         ) AS e ON true \
+         ORDER BY e.id DESC"
+    )
 }
 
 #[cfg(test)]
