@@ -456,3 +456,33 @@ async fn an_unreachable_server_is_a_backend_error() {
     assert!(std::error::Error::source(&err).is_some());
     println!("{err}");
 }
+
+/// A view abandoned at any point (a client that hangs up while its request takes a view)
+/// must not hand its connection back inside a read-only transaction: with a pool of one, the
+/// next commit gets that very connection.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn an_abandoned_view_leaves_no_transaction_behind() {
+    let Some(url) = database_url() else { return };
+    let schema = TestSchema::new(&url);
+    let store = schema.connect(1).await;
+    let key = Key::new(Collection::Features, "after-abandoned-views");
+    let mut abandoned = 0;
+    for n in 0..300u64 {
+        // Timeouts from 0 to ~600 µs cut the view off before, during and after `BEGIN`.
+        let cut = Duration::from_micros((n * 37) % 600);
+        if tokio::time::timeout(cut, store.view()).await.is_err() {
+            abandoned += 1;
+        }
+        let current = store.get(&key).await.expect("read").map(|v| v.revision);
+        let mut changes = ChangeSet::new();
+        changes
+            .expect_revision(key.clone(), current.unwrap_or(Revision::ABSENT))
+            .put(key.clone(), json!({ "n": n }));
+        store
+            .commit(changes)
+            .await
+            .unwrap_or_else(|e| panic!("commit {n} after a view cut off at {cut:?}: {e}"));
+    }
+    assert!(abandoned > 0, "no view was cut off: the test tested nothing");
+    assert_eq!(store.revision().await.unwrap(), Revision(300));
+}

@@ -30,15 +30,26 @@ impl PgView {
         statements: Arc<Statements>,
     ) -> Result<Self, StoreError> {
         let what = "taking a view";
-        client
-            .batch_execute("BEGIN ISOLATION LEVEL REPEATABLE READ, READ ONLY")
-            .await
-            .map_err(|e| backend(what, e))?;
+        // The view owns the connection before `BEGIN` is sent: if this future is dropped
+        // while `BEGIN` is in flight (a client that hangs up), the view's `Drop` still ends
+        // the transaction. A connection left inside a read-only transaction went back to the
+        // pool before, and the next commit on it failed ("cannot execute SELECT FOR UPDATE in
+        // a read-only transaction").
         let mut view = PgView {
             client: Mutex::new(Some(client)),
             statements,
             revision: Revision::ABSENT,
         };
+        {
+            let guard = view.client.lock().await;
+            let client = guard
+                .as_ref()
+                .ok_or_else(|| plain(format!("PostgreSQL: {what}: the view is closed")))?;
+            client
+                .batch_execute("BEGIN ISOLATION LEVEL REPEATABLE READ, READ ONLY")
+                .await
+                .map_err(|e| backend(what, e))?;
+        }
         let rows = view.query(what, &view.statements.revision, &[]).await?;
         let row = rows
             .first()
