@@ -483,6 +483,9 @@ async fn an_abandoned_view_leaves_no_transaction_behind() {
             .await
             .unwrap_or_else(|e| panic!("commit {n} after a view cut off at {cut:?}: {e}"));
     }
-    assert!(abandoned > 0, "no view was cut off: the test tested nothing");
+    assert!(
+        abandoned > 0,
+        "no view was cut off: the test tested nothing"
+    );
     assert_eq!(store.revision().await.unwrap(), Revision(300));
 }
