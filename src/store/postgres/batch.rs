@@ -35,7 +35,7 @@ use tokio_postgres::types::ToSql;
 
 use super::commit::{self, Failure, Plan};
 use super::failure::{self, backend, connection_lost, plain};
-use super::sql::{Statements, quote_identifier};
+use super::sql::Statements;
 use crate::store::{ChangeSet, Revision, StoreError};
 
 /// The most change sets in one transaction: enough for every connection of a busy pool,
@@ -63,7 +63,6 @@ pub(super) struct Batcher {
 pub(super) struct Committer {
     pub pool: Pool,
     pub statements: Arc<Statements>,
-    pub batch_sql: Arc<str>,
     pub attempts: usize,
 }
 
@@ -234,10 +233,10 @@ impl Committer {
             .await
             .map_err(during("commit: preparing"))?;
         let statement = tx
-            .prepare_cached(&self.batch_sql)
+            .prepare_cached(&self.statements.commit)
             .await
             .map_err(during("commit: preparing"))?;
-        let params: Vec<Vec<&(dyn ToSql + Sync)>> = plans.iter().map(Plan::batch_params).collect();
+        let params: Vec<Vec<&(dyn ToSql + Sync)>> = plans.iter().map(Plan::params).collect();
         // Sent in this order on one connection, so they run in this order: the lock first,
         // then each change set seeing the ones before it.
         let locked = tx.query_one(&lock, &[]);
@@ -247,18 +246,13 @@ impl Committer {
         let mut results = Vec::with_capacity(plans.len());
         for (plan, row) in plans.iter().zip(applied) {
             let row = row.map_err(during("commit: writing a change set"))?;
-            let failing: Option<i64> = row.try_get(0).map_err(during("commit: reading"))?;
-            let revision: Option<i64> = row.try_get(1).map_err(during("commit: reading"))?;
-            results.push(match (failing, revision) {
-                (Some(ord), _) => Err(commit::conflict(plan.preconditions(), ord)),
-                (None, Some(revision)) => Ok(Revision(u64::try_from(revision).unwrap_or_default())),
-                (None, None) => {
-                    return Err(Attempt::Failed(
-                        "PostgreSQL: commit: a change set neither failed nor took a revision"
-                            .to_owned(),
-                    ));
-                }
-            });
+            results.push(
+                commit::outcome(plan, &row).map_err(|failure| match failure {
+                    Failure::StaleConnection(e)
+                    | Failure::LostConnection(e)
+                    | Failure::Final(e) => Attempt::Failed(e.to_string()),
+                })?,
+            );
         }
         tx.commit().await.map_err(|e| {
             Attempt::Lost(
@@ -299,72 +293,4 @@ enum Attempt {
 /// Answer `job`; a caller that stopped waiting no longer needs the answer.
 fn answer(job: Job, result: Result<Revision, StoreError>) {
     let _ = job.reply.send(result);
-}
-
-/// The statement that checks one change set's preconditions and, only when they all hold,
-/// applies it as the next commit: `$1`–`$3` the preconditions, `$4`–`$9` the writes, `$10`–
-/// `$17` the events, `$18` their number (parameters of [`Plan::batch_params`]). It answers
-/// the position of the first precondition that fails, or the commit's revision.
-///
-/// It reads the revision and the last event id from `store_meta` rather than taking them as
-/// parameters, because it runs after the other change sets of its transaction, whose number
-/// of successes is not known when the statements are sent. Every data-modifying part reads
-/// `go`, which is empty when a precondition fails, so such a change set writes nothing.
-///
-/// `go` is built from scalar subqueries so that the planner knows it is at most one row: a
-/// join with `store_meta` itself was estimated at thousands of rows (the table is never
-/// analysed), which pushed the statement's cost over `jit_above_cost` and had PostgreSQL
-/// JIT-compile it on every execution, ~18 ms each.
-pub(super) fn batch_sql(schema: &str) -> String {
-    let s = quote_identifier(schema);
-    format!(
-        "WITH failing AS ( \
-             SELECT p.ord FROM unnest($1::text[], $2::text[], $3::bigint[]) \
-                 WITH ORDINALITY AS p(collection, id, revision, ord) \
-             WHERE CASE WHEN p.id IS NULL THEN \
-                 coalesce((SELECT c.revision FROM {s}.collections c \
-                           WHERE c.collection = p.collection), 0) > p.revision \
-             ELSE \
-                 coalesce((SELECT r.revision FROM {s}.records r \
-                           WHERE r.collection = p.collection AND r.id = p.id), 0) \
-                     <> p.revision \
-             END \
-             ORDER BY p.ord LIMIT 1 \
-         ), go AS ( \
-             SELECT (SELECT revision + 1 FROM {s}.store_meta LIMIT 1) AS revision, \
-                    (SELECT last_event_id FROM {s}.store_meta LIMIT 1) AS last_event_id \
-             WHERE NOT EXISTS (SELECT 1 FROM failing) \
-         ), put AS ( \
-             INSERT INTO {s}.records (collection, id, value, revision) \
-             SELECT w.collection, w.id, w.value, go.revision \
-             FROM go, unnest($4::text[], $5::text[], $6::jsonb[]) AS w(collection, id, value) \
-             ON CONFLICT (collection, id) \
-             DO UPDATE SET value = excluded.value, revision = excluded.revision \
-         ), del AS ( \
-             DELETE FROM {s}.records r \
-             USING go, unnest($7::text[], $8::text[]) AS d(collection, id) \
-             WHERE r.collection = d.collection AND r.id = d.id \
-             RETURNING r.collection \
-         ), bump AS ( \
-             INSERT INTO {s}.collections (collection, revision) \
-             SELECT t.collection, go.revision \
-             FROM go, (SELECT unnest($9::text[]) UNION SELECT collection FROM del) \
-                 AS t(collection) \
-             ON CONFLICT (collection) DO UPDATE SET revision = excluded.revision \
-         ), ev AS ( \
-             INSERT INTO {s}.events (id, revision, type, created_by, created_at, \
-                                     project, feature_name, environment, data, pre_data) \
-             SELECT go.last_event_id + e.ord, go.revision, e.type, e.created_by, e.created_at, \
-                    e.project, e.feature_name, e.environment, e.data, e.pre_data \
-             FROM go, unnest($10::text[], $11::text[], $12::timestamptz[], $13::text[], \
-                             $14::text[], $15::text[], $16::jsonb[], $17::jsonb[]) \
-                 WITH ORDINALITY AS e(type, created_by, created_at, project, \
-                                      feature_name, environment, data, pre_data, ord) \
-         ), moved AS ( \
-             UPDATE {s}.store_meta \
-             SET revision = revision + 1, last_event_id = last_event_id + $18::bigint \
-             WHERE EXISTS (SELECT 1 FROM go) RETURNING revision \
-         ) \
-         SELECT (SELECT ord FROM failing), (SELECT revision FROM moved)"
-    )
 }

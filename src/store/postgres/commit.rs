@@ -127,13 +127,8 @@ impl<'a> Plan<'a> {
         plan
     }
 
-    /// The preconditions, in the order the check statements number them (from 1).
-    pub(super) fn preconditions(&self) -> &'a [Precondition] {
-        self.preconditions
-    }
-
-    /// The parameters of [`batch_sql`](super::batch::batch_sql), in its order.
-    pub(super) fn batch_params(&self) -> Vec<&(dyn ToSql + Sync)> {
+    /// The parameters of the commit statement ([`Statements::commit`]), in its order.
+    pub(super) fn params(&self) -> Vec<&(dyn ToSql + Sync)> {
         vec![
             &self.check_collections,
             &self.check_ids,
@@ -204,81 +199,34 @@ pub(super) async fn run(
         move |e| Failure::of(&what, e)
     };
 
-    // Every commit takes this row lock first, so commits run one at a time: the statements
-    // below see every earlier commit (each READ COMMITTED statement takes a fresh snapshot),
+    // Every commit takes this row lock first, so commits run one at a time: the statement
+    // below sees every earlier commit (each READ COMMITTED statement takes a fresh snapshot),
     // and revisions and event ids are handed out without gaps.
     let lock = tx
         .prepare_cached(&statements.lock_meta)
         .await
         .map_err(fail("preparing"))?;
-    let meta = tx
-        .query_one(&lock, &[])
+    let commit = tx
+        .prepare_cached(&statements.commit)
+        .await
+        .map_err(fail("preparing"))?;
+    tx.query_one(&lock, &[])
         .await
         .map_err(fail("locking the store"))?;
-    let current: i64 = meta
-        .try_get(0)
-        .map_err(fail("reading the store revision"))?;
-    let last_event_id: i64 = meta
-        .try_get(1)
-        .map_err(fail("reading the store revision"))?;
-
-    if !plan.preconditions.is_empty() {
-        let check = tx
-            .prepare_cached(&statements.check)
-            .await
-            .map_err(fail("preparing"))?;
-        let failing = tx
-            .query_opt(
-                &check,
-                &[
-                    &plan.check_collections,
-                    &plan.check_ids,
-                    &plan.check_revisions,
-                ],
-            )
-            .await
-            .map_err(fail("checking preconditions"))?;
-        if let Some(row) = failing {
-            let ord: i64 = row.try_get(0).map_err(fail("checking preconditions"))?;
+    let row = tx
+        .query_one(&commit, &plan.params())
+        .await
+        .map_err(fail("writing the change set"))?;
+    let revision = match outcome(plan, &row)? {
+        Ok(revision) => revision,
+        Err(conflict) => {
             // Nothing was written. Dropping the transaction queues its ROLLBACK ahead of
             // anything the connection's next user sends, without waiting for the answer: a
             // conflicting commit costs one round trip less, which counts under contention.
             drop(tx);
-            return Err(Failure::Final(conflict(plan.preconditions, ord)));
+            return Err(Failure::Final(conflict));
         }
-    }
-
-    let revision = current
-        .checked_add(1)
-        .ok_or_else(|| plain("PostgreSQL: commit: the store's revision is exhausted".into()))?;
-    let apply = tx
-        .prepare_cached(&statements.apply)
-        .await
-        .map_err(fail("preparing"))?;
-    tx.execute(
-        &apply,
-        &[
-            &revision,
-            &plan.put_collections,
-            &plan.put_ids,
-            &plan.put_values,
-            &plan.delete_collections,
-            &plan.delete_ids,
-            &plan.touched,
-            &last_event_id,
-            &plan.event_types,
-            &plan.event_created_by,
-            &plan.event_created_at,
-            &plan.event_projects,
-            &plan.event_features,
-            &plan.event_environments,
-            &plan.event_data,
-            &plan.event_pre_data,
-            &plan.event_count,
-        ],
-    )
-    .await
-    .map_err(fail("writing the change set"))?;
+    };
     // If the connection drops while COMMIT is in flight the outcome is unknown to us (as with
     // any database); the error says so and the caller re-reads before deciding again.
     tx.commit().await.map_err(|e| {
@@ -287,11 +235,29 @@ pub(super) async fn run(
             e,
         )
     })?;
-    Ok(Revision(u64::try_from(revision).unwrap_or_default()))
+    Ok(revision)
+}
+
+/// What the commit statement answered for `plan`: its revision, or the conflict that kept it
+/// out (nothing written).
+pub(super) fn outcome(
+    plan: &Plan<'_>,
+    row: &tokio_postgres::Row,
+) -> Result<Result<Revision, StoreError>, Failure> {
+    let read = |e| Failure::of("commit: reading the outcome", e);
+    let failing: Option<i64> = row.try_get(0).map_err(read)?;
+    let revision: Option<i64> = row.try_get(1).map_err(read)?;
+    match (failing, revision) {
+        (Some(ord), _) => Ok(Err(conflict(plan.preconditions, ord))),
+        (None, Some(revision)) => Ok(Ok(Revision(u64::try_from(revision).unwrap_or_default()))),
+        (None, None) => Err(Failure::Final(plain(
+            "PostgreSQL: commit: a change set neither failed nor took a revision".into(),
+        ))),
+    }
 }
 
 /// The conflict for the precondition at 1-based position `ord`, worded as in every store.
-pub(super) fn conflict(preconditions: &[Precondition], ord: i64) -> StoreError {
+fn conflict(preconditions: &[Precondition], ord: i64) -> StoreError {
     let index = usize::try_from(ord - 1).unwrap_or(usize::MAX);
     match preconditions.get(index) {
         Some(Precondition::Record { key, .. }) => StoreError::Conflict(key.to_string()),

@@ -213,7 +213,6 @@ impl PostgresStore {
         let commits = batch::Batcher::start(batch::Committer {
             pool: pool.clone(),
             statements: Arc::clone(&statements),
-            batch_sql: Arc::from(batch::batch_sql(schema)),
             attempts: pool.status().max_size + 1,
         });
         let store = PostgresStore {
