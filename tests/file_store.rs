@@ -124,8 +124,8 @@ async fn a_newer_format_is_refused_with_the_file_named() {
     }
     // The compaction started a second segment after revision 1.
     for (name, supported) in [
-        (format!("journal-{:020}", 0), 1),
-        (format!("journal-{:020}", 1), 1),
+        (format!("journal-{:020}", 0), 2),
+        (format!("journal-{:020}", 1), 2),
         ("snapshot".to_owned(), 2),
     ] {
         let name = name.as_str();

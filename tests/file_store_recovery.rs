@@ -7,7 +7,9 @@ use serde_json::json;
 use support::store::{Dump, TempDir, dump, feature, put};
 use toggle_admin::store::{ChangeSet, FileStore, Revision, Store, StoreError};
 
-/// Journal offsets where each of `n` committed records starts, plus the journal's end.
+/// A journal of `n` commits, each its own batch (a record and its batch end): where each
+/// batch starts, plus where the last ends; and the store's contents after each commit. The
+/// file goes on with zeros (space made ready) after the last batch.
 async fn journal_with_records(dir: &TempDir, n: u64) -> (Vec<u64>, Vec<Dump>) {
     let store = FileStore::open(dir.path()).unwrap();
     let mut offsets = vec![store.stats().journal_bytes];
@@ -25,78 +27,155 @@ async fn journal_with_records(dir: &TempDir, n: u64) -> (Vec<u64>, Vec<Dump>) {
     (offsets, dumps)
 }
 
+/// The length of a batch end: a record header without payload.
+const BATCH_END: u64 = 20;
+
+/// What opening the journal `image` must find: the commits before `offset` and a torn tail
+/// from there (or, with `offset` None, no damage and `commits` commits).
+async fn assert_opens_to(
+    scratch: &TempDir,
+    image: &[u8],
+    dumps: &[Dump],
+    commits: usize,
+    torn_at: Option<u64>,
+    what: &str,
+) {
+    std::fs::write(scratch.journal(), image).unwrap();
+    let store =
+        FileStore::open(scratch.path()).unwrap_or_else(|e| panic!("open after {what}: {e}"));
+    assert_eq!(dump(&store).await, dumps[commits], "{what}");
+    let tail = store.recovery().truncated_tail.clone();
+    match torn_at {
+        None => assert_eq!(tail, None, "{what}"),
+        Some(offset) => {
+            let tail = tail.unwrap_or_else(|| panic!("no truncation reported after {what}"));
+            assert_eq!(
+                (tail.offset, tail.bytes),
+                (offset, image.len() as u64 - offset),
+                "{what}"
+            );
+            // The torn end is cut off.
+            assert_eq!(
+                std::fs::metadata(scratch.journal()).unwrap().len(),
+                offset,
+                "{what}"
+            );
+        }
+    }
+    // The store goes on from there, and what it then writes replays.
+    let next = Revision(commits as u64 + 1);
+    assert_eq!(
+        put(&store, feature("after"), json!(1)).await,
+        next,
+        "{what}"
+    );
+    drop(store);
+    let store = FileStore::open(scratch.path()).unwrap();
+    assert_eq!(store.revision().await.unwrap(), next, "{what}");
+    assert_eq!(store.recovery().truncated_tail, None, "{what}");
+}
+
 #[tokio::test]
-async fn truncating_inside_the_last_record_drops_only_that_record() {
+async fn cutting_the_last_batch_anywhere_drops_at_most_its_commit() {
     let dir = TempDir::new("torn-source");
     let (offsets, dumps) = journal_with_records(&dir, 5).await;
     let original = std::fs::read(dir.journal()).unwrap();
     let (last_start, end) = (offsets[4], offsets[5]);
-    assert_eq!(original.len() as u64, end);
+    let record_end = end - BATCH_END;
+    assert!(
+        original.len() as u64 > end,
+        "the journal has room made ready"
+    );
+    assert!(original[end as usize..].iter().all(|&b| b == 0));
 
     let scratch = TempDir::new("torn");
     for cut in last_start..end {
-        std::fs::write(scratch.journal(), &original[..cut as usize]).unwrap();
-        let store = FileStore::open(scratch.path())
-            .unwrap_or_else(|e| panic!("open after cutting at {cut}: {e}"));
-        assert_eq!(dump(&store).await, dumps[4], "cut at {cut}");
-        let tail = store.recovery().truncated_tail.clone();
-        if cut == last_start {
-            assert_eq!(tail, None);
-        } else {
-            let tail = tail.unwrap_or_else(|| panic!("no truncation reported at {cut}"));
-            assert_eq!((tail.offset, tail.bytes), (last_start, cut - last_start));
+        // The file cut there (a crash before the zeros were written), and the file whole
+        // with zeros from there (a crash before the batch's later pages were written).
+        let mut zeroed = original.clone();
+        zeroed[cut as usize..].fill(0);
+        for (image, how) in [(&original[..cut as usize], "cut"), (&zeroed[..], "zeroed")] {
+            let what = format!("{how} at {cut}");
+            let (commits, torn_at) = if cut < record_end {
+                let torn = image[last_start as usize..].iter().any(|&b| b != 0);
+                (4, torn.then_some(last_start))
+            } else {
+                // The record is whole, its batch end is not: the commit stays (it was never
+                // acknowledged, so either outcome is right).
+                let torn = image[record_end as usize..].iter().any(|&b| b != 0);
+                (5, torn.then_some(record_end))
+            };
+            assert_opens_to(&scratch, image, &dumps, commits, torn_at, &what).await;
         }
-        assert_eq!(
-            std::fs::metadata(scratch.journal()).unwrap().len(),
-            last_start
-        );
-        // The store goes on from there, and what it then writes replays.
-        assert_eq!(put(&store, feature("after"), json!(1)).await, Revision(5));
-        drop(store);
-        let store = FileStore::open(scratch.path()).unwrap();
-        assert_eq!(store.revision().await.unwrap(), Revision(5));
-        assert_eq!(store.recovery().truncated_tail, None);
     }
 }
 
 #[tokio::test]
-async fn flipping_a_byte_of_the_last_record_drops_only_that_record() {
+async fn flipping_a_byte_of_the_last_batch_drops_at_most_its_commit() {
     let dir = TempDir::new("flip-last-source");
     let (offsets, dumps) = journal_with_records(&dir, 5).await;
     let original = std::fs::read(dir.journal()).unwrap();
     let (last_start, end) = (offsets[4], offsets[5]);
+    let record_end = end - BATCH_END;
 
     let scratch = TempDir::new("flip-last");
     for at in last_start..end {
         let mut damaged = original.clone();
         damaged[at as usize] ^= 0xff;
-        std::fs::write(scratch.journal(), &damaged).unwrap();
-        let store = FileStore::open(scratch.path())
-            .unwrap_or_else(|e| panic!("open after flipping byte {at}: {e}"));
-        assert_eq!(dump(&store).await, dumps[4], "flipped byte {at}");
-        let tail = store.recovery().truncated_tail.clone().unwrap();
-        assert_eq!((tail.offset, tail.bytes), (last_start, end - last_start));
+        let (commits, torn_at) = if at < record_end {
+            (4, last_start)
+        } else {
+            (5, record_end)
+        };
+        let what = format!("flipping byte {at}");
+        assert_opens_to(&scratch, &damaged, &dumps, commits, Some(torn_at), &what).await;
+    }
+}
+
+/// A crash can write a batch's later pages back before its earlier ones: the last batch's
+/// end on disk, its first bytes not. That batch is dropped and the store opens.
+#[tokio::test]
+async fn a_last_batch_written_back_out_of_order_is_dropped() {
+    let dir = TempDir::new("scattered-source");
+    let (offsets, dumps) = journal_with_records(&dir, 5).await;
+    let original = std::fs::read(dir.journal()).unwrap();
+    let (last_start, end) = (offsets[4] as usize, offsets[5] as usize);
+
+    let scratch = TempDir::new("scattered");
+    // Its first bytes, a few bytes of its header, all but its last bytes (its batch end).
+    let len = end - last_start;
+    for lost in [0..16, 4..8, 0..len - 30].map(|r| last_start + r.start..last_start + r.end) {
+        let mut image = original.clone();
+        image[lost.clone()].fill(0);
+        let what = format!("bytes {lost:?} lost");
+        assert_opens_to(&scratch, &image, &dumps, 4, Some(offsets[4]), &what).await;
     }
 }
 
 #[tokio::test]
-async fn flipping_a_byte_of_an_earlier_record_fails_open_naming_the_offset() {
+async fn flipping_a_byte_of_an_earlier_batch_fails_open_naming_the_offset() {
     let dir = TempDir::new("flip-early-source");
     let (offsets, _) = journal_with_records(&dir, 5).await;
     let original = std::fs::read(dir.journal()).unwrap();
 
     let scratch = TempDir::new("flip-early");
-    // Every byte of the first and of a middle record.
-    for record in [0, 2] {
-        let (start, end) = (offsets[record], offsets[record + 1]);
+    // Every byte of the first and of a middle batch: later batches show it was synced.
+    for batch in [0, 2] {
+        let (start, end) = (offsets[batch], offsets[batch + 1]);
         for at in start..end {
             let mut damaged = original.clone();
             damaged[at as usize] ^= 0xff;
             std::fs::write(scratch.journal(), &damaged).unwrap();
+            // The record, or else its batch end, is where the damage is reported.
+            let damaged_at = if at < end - BATCH_END {
+                start
+            } else {
+                end - BATCH_END
+            };
             match FileStore::open(scratch.path()) {
                 Err(StoreError::Corrupt { file, offset, .. }) => {
                     assert!(file.contains("journal-"), "{file}");
-                    assert_eq!(offset, start, "flipped byte {at}");
+                    assert_eq!(offset, damaged_at, "flipped byte {at}");
                 }
                 other => panic!("flipped byte {at}: expected Corrupt, got {other:?}"),
             }
@@ -107,17 +186,20 @@ async fn flipping_a_byte_of_an_earlier_record_fails_open_naming_the_offset() {
 }
 
 #[tokio::test]
-async fn garbage_after_the_last_record_is_a_torn_tail() {
-    // A crash can leave zeros (a file extended but not written) after the last record.
-    let dir = TempDir::new("zeros");
+async fn zeros_after_the_last_batch_are_room_and_garbage_a_torn_tail() {
+    let dir = TempDir::new("zeros-source");
     let (offsets, dumps) = journal_with_records(&dir, 3).await;
-    let mut bytes = std::fs::read(dir.journal()).unwrap();
-    bytes.extend_from_slice(&[0; 4096]);
-    std::fs::write(dir.journal(), &bytes).unwrap();
-    let store = FileStore::open(dir.path()).unwrap();
-    assert_eq!(dump(&store).await, dumps[3]);
-    let tail = store.recovery().truncated_tail.clone().unwrap();
-    assert_eq!((tail.offset, tail.bytes), (offsets[3], 4096));
+    let original = std::fs::read(dir.journal()).unwrap();
+    let scratch = TempDir::new("zeros");
+    // More zeros than were made ready: still no damage.
+    let mut zeros = original.clone();
+    zeros.extend_from_slice(&[0; 4096]);
+    assert_opens_to(&scratch, &zeros, &dumps, 3, None, "zeros").await;
+    // Bytes in the room after the last batch: a batch begun and torn.
+    let mut garbage = original.clone();
+    let at = offsets[3] as usize + 100;
+    garbage[at..at + 10].fill(0x5a);
+    assert_opens_to(&scratch, &garbage, &dumps, 3, Some(offsets[3]), "garbage").await;
 }
 
 /// A crash during compaction leaves a stray `snapshot.tmp`, or (when the rename was not yet

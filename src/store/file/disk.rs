@@ -3,7 +3,7 @@
 //! `sim.rs`) while the real store runs over [`OsDisk`].
 //!
 //! Every name is a file in the store's directory. The operations are the few a crash-safe
-//! layout needs: append and sync one file, create a whole file durably, rename, remove,
+//! layout needs: write into and sync one file, create a whole file durably, rename, remove,
 //! and sync the directory so that creations, renames and removals survive a crash.
 
 use std::fmt;
@@ -24,9 +24,10 @@ pub(super) trait Disk: fmt::Debug + Send + Sync + 'static {
     /// Create `name` (which must not exist) holding `bytes`, and sync it. The name itself is
     /// durable only after [`sync_dir`](Disk::sync_dir).
     fn create(&self, name: &str, bytes: &[u8]) -> io::Result<()>;
-    /// Append `bytes` to `name`; durable only after [`sync`](Disk::sync).
-    fn append(&self, name: &str, bytes: &[u8]) -> io::Result<()>;
-    /// Make everything appended to `name` durable.
+    /// Write `bytes` into `name` at byte `offset`, over what is there and past its end if
+    /// they reach it; durable only after [`sync`](Disk::sync).
+    fn write_at(&self, name: &str, offset: u64, bytes: &[u8]) -> io::Result<()>;
+    /// Make everything written to `name` durable, its length included.
     fn sync(&self, name: &str) -> io::Result<()>;
     /// Cut `name` to `len` bytes, durably.
     fn truncate(&self, name: &str, len: u64) -> io::Result<()>;
@@ -43,8 +44,8 @@ pub(super) trait Disk: fmt::Debug + Send + Sync + 'static {
 /// The operating system's file system: a directory on disk.
 pub(super) struct OsDisk {
     dir: PathBuf,
-    /// The file appended to last, kept open: appends go to the active journal segment only.
-    appending: Mutex<Option<(String, File)>>,
+    /// The file written to last, kept open: writes go to the active journal segment only.
+    writing: Mutex<Option<(String, File)>>,
 }
 
 impl OsDisk {
@@ -52,36 +53,30 @@ impl OsDisk {
     pub(super) fn new(dir: &Path) -> Self {
         Self {
             dir: dir.to_path_buf(),
-            appending: Mutex::new(None),
+            writing: Mutex::new(None),
         }
     }
 
-    fn with_append_handle<T>(
+    fn with_write_handle<T>(
         &self,
         name: &str,
         f: impl FnOnce(&mut File) -> io::Result<T>,
     ) -> io::Result<T> {
-        let mut appending = self
-            .appending
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner);
-        if appending.as_ref().is_none_or(|(open, _)| open != name) {
-            let file = OpenOptions::new().append(true).open(self.dir.join(name))?;
-            *appending = Some((name.to_owned(), file));
+        let mut writing = self.writing.lock().unwrap_or_else(PoisonError::into_inner);
+        if writing.as_ref().is_none_or(|(open, _)| open != name) {
+            let file = OpenOptions::new().write(true).open(self.dir.join(name))?;
+            *writing = Some((name.to_owned(), file));
         }
-        match appending.as_mut() {
+        match writing.as_mut() {
             Some((_, file)) => f(file),
-            None => Err(io::Error::other("no open file to append to")),
+            None => Err(io::Error::other("no open file to write to")),
         }
     }
 
     fn forget_handle(&self, name: &str) {
-        let mut appending = self
-            .appending
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner);
-        if appending.as_ref().is_some_and(|(open, _)| open == name) {
-            *appending = None;
+        let mut writing = self.writing.lock().unwrap_or_else(PoisonError::into_inner);
+        if writing.as_ref().is_some_and(|(open, _)| open == name) {
+            *writing = None;
         }
     }
 }
@@ -131,12 +126,16 @@ impl Disk for OsDisk {
         file.sync_all()
     }
 
-    fn append(&self, name: &str, bytes: &[u8]) -> io::Result<()> {
-        self.with_append_handle(name, |file| file.write_all(bytes))
+    fn write_at(&self, name: &str, offset: u64, bytes: &[u8]) -> io::Result<()> {
+        use std::io::{Seek as _, SeekFrom};
+        self.with_write_handle(name, |file| {
+            file.seek(SeekFrom::Start(offset))?;
+            file.write_all(bytes)
+        })
     }
 
     fn sync(&self, name: &str) -> io::Result<()> {
-        self.with_append_handle(name, |file| file.sync_data())
+        self.with_write_handle(name, |file| file.sync_data())
     }
 
     fn truncate(&self, name: &str, len: u64) -> io::Result<()> {

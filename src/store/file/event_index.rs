@@ -205,10 +205,13 @@ impl EventIndex {
         events: &[EventKeys<'_>],
     ) {
         let segment = self.segment_id(segment);
-        let extends = self
-            .blocks
-            .last()
-            .is_some_and(|b| b.segment == segment && b.end == start && !b.is_full());
+        // The record follows the block's last directly or after a batch end (which the
+        // block's reader skips).
+        let extends = self.blocks.last().is_some_and(|b| {
+            b.segment == segment
+                && (b.end == start || b.end + super::journal::RECORD_HEADER_LEN as u64 == start)
+                && !b.is_full()
+        });
         if extends {
             if let Some(block) = self.blocks.last_mut() {
                 block.end = end;

@@ -18,6 +18,7 @@ fn options(compact_after_bytes: u64) -> Options {
     Options {
         durable: true,
         compact_after_bytes,
+        preallocate_bytes: 0,
     }
 }
 
@@ -90,7 +91,7 @@ async fn an_earlier_versions_history_is_part_of_the_log() {
     }
     let disk = Arc::new(SimDisk::new());
     disk.create("snapshot", &v1_snapshot(&state)).unwrap();
-    let mut journal_bytes = journal::header(Revision(3));
+    let mut journal_bytes = journal::appended_header(Revision(3));
     let mut after = state.clone();
     for i in 3..6 {
         let changes = change(i, 2);
@@ -156,7 +157,9 @@ async fn the_log_is_read_from_the_segments() {
         .filter(|n| journal::is_segment(n))
         .max()
         .unwrap();
-    disk.corrupt_last_byte(&newest);
+    // The last record's last byte, before its batch's end (no zeros follow: nothing is
+    // preallocated here).
+    disk.corrupt_byte_before_end(&newest, journal::RECORD_HEADER_LEN);
     let error = store
         .query_events(&EventQuery::newest(1))
         .await

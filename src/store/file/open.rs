@@ -29,7 +29,10 @@ pub(super) struct Opened {
     pub(super) events: EventIndex,
     pub(super) recovery: Recovery,
     pub(super) active_segment: String,
+    /// Where the active segment's records end: where the next is written.
     pub(super) active_len: u64,
+    /// The active segment's length on disk: its records and the zeros after them.
+    pub(super) active_allocated: u64,
 }
 
 /// Read everything in `disk` and repair a torn tail.
@@ -171,6 +174,8 @@ pub(super) fn recover(disk: &dyn Disk) -> Result<Opened, StoreError> {
             last = revision;
         }
         if is_last {
+            let torn = contents.torn_tail.is_some();
+            let current = contents.is_current();
             if let Some(tail) = contents.torn_tail {
                 tracing::warn!(
                     file = %file,
@@ -188,7 +193,16 @@ pub(super) fn recover(disk: &dyn Disk) -> Result<Opened, StoreError> {
                     reason: tail.reason,
                 });
             }
-            active = Some((name, contents.valid_len));
+            let allocated = if torn {
+                contents.valid_len
+            } else {
+                bytes.len() as u64
+            };
+            if current {
+                active = Some((name, contents.valid_len, allocated));
+            }
+            // Otherwise it was appended by an earlier version: its records stay where they
+            // are, and new ones go to a new segment of this version's format.
         }
     }
     if last < snapshot_revision {
@@ -211,9 +225,15 @@ pub(super) fn recover(disk: &dyn Disk) -> Result<Opened, StoreError> {
             ),
         });
     }
-    let (active_segment, active_len) = match active {
+    let (active_segment, active_len, active_allocated) = match active {
         Some(active) => active,
-        None => (journal::create_segment(disk, last)?, journal::HEADER_LEN),
+        // An earlier version's segment ending at `last` with no records of its own has this
+        // name too, and is replaced: it holds nothing.
+        None => (
+            journal::create_segment(disk, last)?,
+            journal::HEADER_LEN,
+            journal::HEADER_LEN,
+        ),
     };
     Ok(Opened {
         records,
@@ -221,6 +241,7 @@ pub(super) fn recover(disk: &dyn Disk) -> Result<Opened, StoreError> {
         recovery,
         active_segment,
         active_len,
+        active_allocated,
     })
 }
 

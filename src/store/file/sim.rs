@@ -1,8 +1,9 @@
 //! A simulated disk for crash tests: it records every operation, and can materialise the
 //! disk as a power loss after any of them would leave it. Written data survives a crash
 //! only once synced, and names (creations, renames, removals) only once the directory is
-//! synced (or, when the crash keeps unsynced data, as they were); of the bytes appended since
-//! a file's last sync, a crash keeps any prefix (a torn write), possibly as garbage.
+//! synced (or, when the crash keeps unsynced data, as they were); of the bytes written since
+//! a file's last sync, a crash keeps any prefix (a torn write), possibly as garbage, or any
+//! scattered pieces of them (write-back in no particular order).
 
 use std::collections::BTreeMap;
 use std::io;
@@ -14,9 +15,9 @@ use super::disk::Disk;
 /// One operation, as recorded.
 #[derive(Debug, Clone)]
 enum Op {
-    /// An empty file; `Disk::create` is this, an append and a sync.
+    /// An empty file; `Disk::create` is this, a write and a sync.
     Create(String),
-    Append(String, Vec<u8>),
+    Write(String, u64, Vec<u8>),
     Sync(String),
     Truncate(String, u64),
     Rename(String, String),
@@ -28,6 +29,17 @@ enum Op {
 struct Inode {
     data: Vec<u8>,
     synced: Vec<u8>,
+    /// The writes since the last sync, in order: where, and what.
+    pending: Vec<(usize, Vec<u8>)>,
+}
+
+/// `bytes` written into `data` at `offset`, over what is there and past its end.
+fn write_into(data: &mut Vec<u8>, offset: usize, bytes: &[u8]) {
+    let end = offset + bytes.len();
+    if data.len() < end {
+        data.resize(end, 0);
+    }
+    data[offset..end].copy_from_slice(bytes);
 }
 
 #[derive(Debug, Clone, Default)]
@@ -38,7 +50,7 @@ struct State {
     log: Vec<Op>,
 }
 
-/// What a crash does to the bytes appended since a file's last sync.
+/// What a crash does to the bytes written since a file's last sync.
 #[derive(Debug, Clone, Copy)]
 pub(super) enum Unsynced {
     /// All of them are lost.
@@ -47,7 +59,15 @@ pub(super) enum Unsynced {
     Kept(usize),
     /// The first `n` of them reached the disk damaged.
     Garbage(usize),
+    /// Some pieces of them reached the disk, others not, in no order: of the written bytes cut
+    /// into pieces of [`PIECE`] bytes, piece `i` reached it if bit `i % 64` of the mask is
+    /// set (a page written back before the one before it).
+    Scattered(u64),
 }
+
+/// The size of the pieces [`Unsynced::Scattered`] keeps or loses: small, so that a test's
+/// short records span several.
+pub(super) const PIECE: usize = 16;
 
 /// A disk in memory; see the module's documentation.
 #[derive(Debug, Default)]
@@ -70,13 +90,15 @@ impl SimDisk {
         self.state().log.len()
     }
 
-    /// Flip the bits of the last byte of `name` as it is now (damage under an open store).
-    pub(super) fn corrupt_last_byte(&self, name: &str) {
+    /// Flip the bits of the byte `from_end` bytes before the end of `name` as it is now
+    /// (damage under an open store).
+    pub(super) fn corrupt_byte_before_end(&self, name: &str, from_end: usize) {
         let mut state = self.state();
-        if let Some(&id) = state.live.get(name)
-            && let Some(byte) = state.inodes[id].data.last_mut()
-        {
-            *byte = !*byte;
+        if let Some(&id) = state.live.get(name) {
+            let data = &mut state.inodes[id].data;
+            if let Some(at) = data.len().checked_sub(from_end + 1) {
+                data[at] = !data[at];
+            }
         }
     }
 
@@ -99,24 +121,35 @@ impl SimDisk {
         // unsynced data kept, so are they.
         let names = match unsynced {
             Unsynced::Lost => &state.durable,
-            Unsynced::Kept(_) | Unsynced::Garbage(_) => &state.live,
+            Unsynced::Kept(_) | Unsynced::Garbage(_) | Unsynced::Scattered(_) => &state.live,
         };
         for (name, &inode) in names {
-            let Inode { data, synced } = &state.inodes[inode];
+            let Inode {
+                synced, pending, ..
+            } = &state.inodes[inode];
             let mut bytes = synced.clone();
-            if data.starts_with(synced) {
-                let tail = &data[synced.len()..];
-                match unsynced {
-                    Unsynced::Lost => {}
-                    Unsynced::Kept(n) => bytes.extend_from_slice(&tail[..n.min(tail.len())]),
-                    Unsynced::Garbage(n) => {
-                        bytes.extend(tail[..n.min(tail.len())].iter().map(|b| b ^ 0x5a));
+            // Each pending byte: where it goes, and its index among all pending bytes.
+            let mut index = 0;
+            for (offset, written) in pending {
+                for (at, &byte) in written.iter().enumerate() {
+                    let kept = match unsynced {
+                        Unsynced::Lost => None,
+                        Unsynced::Kept(n) => (index < n).then_some(byte),
+                        Unsynced::Garbage(n) => (index < n).then_some(byte ^ 0x5a),
+                        Unsynced::Scattered(mask) => {
+                            (mask >> ((index / PIECE) % 64) & 1 == 1).then_some(byte)
+                        }
+                    };
+                    if let Some(byte) = kept {
+                        write_into(&mut bytes, offset + at, &[byte]);
                     }
+                    index += 1;
                 }
             }
             crashed.inodes.push(Inode {
                 data: bytes.clone(),
                 synced: bytes,
+                pending: Vec::new(),
             });
             let id = crashed.inodes.len() - 1;
             crashed.live.insert(name.clone(), id);
@@ -140,14 +173,19 @@ impl SimDisk {
                 let id = state.inodes.len() - 1;
                 state.live.insert(name.clone(), id);
             }
-            Op::Append(name, bytes) => {
+            Op::Write(name, offset, bytes) => {
                 let id = *state.live.get(name).ok_or_else(|| missing(name))?;
-                state.inodes[id].data.extend_from_slice(bytes);
+                let offset = usize::try_from(*offset)
+                    .map_err(|_| io::Error::new(io::ErrorKind::InvalidInput, name.clone()))?;
+                let inode = &mut state.inodes[id];
+                write_into(&mut inode.data, offset, bytes);
+                inode.pending.push((offset, bytes.clone()));
             }
             Op::Sync(name) => {
                 let id = *state.live.get(name).ok_or_else(|| missing(name))?;
                 let inode = &mut state.inodes[id];
                 inode.synced = inode.data.clone();
+                inode.pending.clear();
             }
             Op::Truncate(name, len) => {
                 let id = *state.live.get(name).ok_or_else(|| missing(name))?;
@@ -156,6 +194,7 @@ impl SimDisk {
                     .data
                     .truncate(usize::try_from(*len).unwrap_or(usize::MAX));
                 inode.synced = inode.data.clone();
+                inode.pending.clear();
             }
             Op::Rename(from, to) => {
                 let id = state.live.remove(from).ok_or_else(|| missing(from))?;
@@ -200,12 +239,12 @@ impl Disk for SimDisk {
     fn create(&self, name: &str, bytes: &[u8]) -> io::Result<()> {
         // Three steps, as on a real disk: a crash between them leaves a short file.
         self.apply(Op::Create(name.to_owned()))?;
-        self.apply(Op::Append(name.to_owned(), bytes.to_vec()))?;
+        self.apply(Op::Write(name.to_owned(), 0, bytes.to_vec()))?;
         self.apply(Op::Sync(name.to_owned()))
     }
 
-    fn append(&self, name: &str, bytes: &[u8]) -> io::Result<()> {
-        self.apply(Op::Append(name.to_owned(), bytes.to_vec()))
+    fn write_at(&self, name: &str, offset: u64, bytes: &[u8]) -> io::Result<()> {
+        self.apply(Op::Write(name.to_owned(), offset, bytes.to_vec()))
     }
 
     fn sync(&self, name: &str) -> io::Result<()> {

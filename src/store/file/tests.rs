@@ -14,6 +14,7 @@ fn options(compact_after_bytes: u64) -> Options {
     Options {
         durable: true,
         compact_after_bytes,
+        preallocate_bytes: 96,
     }
 }
 
@@ -132,6 +133,9 @@ async fn a_power_loss_at_any_point_keeps_every_acknowledged_commit() {
             Unsynced::Kept(usize::MAX),
             Unsynced::Kept(37),
             Unsynced::Garbage(90),
+            // Pages written back out of order: every other piece, all but the first.
+            Unsynced::Scattered(0xAAAA_AAAA_AAAA_AAAA),
+            Unsynced::Scattered(!1),
         ] {
             let at = format!("crash after {ops} of {total} operations, {unsynced:?}");
             let crashed = Arc::new(disk.crash_after(ops, unsynced));

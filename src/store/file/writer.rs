@@ -81,12 +81,14 @@ impl Failure {
     }
 }
 
-/// Start the writer thread, appending to `segment` (now `len` bytes long).
+/// Start the writer thread, writing to `segment` from byte `len` (the segment is `allocated`
+/// bytes long, zeros after `len`).
 pub(super) fn spawn(
     shared: Arc<Shared>,
     queue: mpsc::Receiver<Job>,
     segment: String,
     len: u64,
+    allocated: u64,
 ) -> Result<JoinHandle<()>, StoreError> {
     std::thread::Builder::new()
         .name("toggle-admin-journal".to_owned())
@@ -97,6 +99,7 @@ pub(super) fn spawn(
                 last_write: Duration::ZERO,
                 segment,
                 len,
+                allocated,
             }
             .run(queue)
         })
@@ -111,8 +114,10 @@ struct Writer {
     last_write: Duration,
     /// The active segment's name.
     segment: String,
-    /// The active segment's length.
+    /// Where the active segment's records end: where the next batch is written.
     len: u64,
+    /// The active segment's length on disk: `len` and the zeros made ready after it.
+    allocated: u64,
 }
 
 /// One batch: the framed records and who to answer.
@@ -228,9 +233,11 @@ impl Writer {
         if let Some((revision, records)) = batch.last {
             // Where the batch lands in the segment.
             let base = self.len;
+            let mut bytes = batch.bytes;
+            bytes.extend_from_slice(&journal::batch_end(revision));
             let written = match self.failure() {
                 Some(failure) => Err(failure.to_error(&self.shared)),
-                None => self.append(&batch.bytes),
+                None => self.append(&bytes),
             };
             match written {
                 Ok(()) => {
@@ -298,25 +305,32 @@ impl Writer {
         }
     }
 
-    /// Append `bytes` to the active segment and, if durable, sync it.
+    /// Write `bytes` (whole records and a batch end) after the active segment's records and,
+    /// if durable, sync it. Past the zeroed space, first make the next
+    /// [`preallocate_bytes`](super::Options) ready: written as zeros, synced with the batch.
     fn append(&mut self, bytes: &[u8]) -> Result<(), StoreError> {
         let disk = &self.shared.disk;
-        disk.append(&self.segment, bytes).map_err(|e| {
+        let failed = |what: &str, e| {
             io_error(
-                format!("could not append to {}", disk.describe(&self.segment)),
+                format!("could not {what} {}", disk.describe(&self.segment)),
                 e,
             )
-        })?;
+        };
+        let end = self.len + bytes.len() as u64;
+        if end > self.allocated {
+            let target = end + self.shared.options.preallocate_bytes;
+            let zeros = vec![0; usize::try_from(target - self.allocated).unwrap_or(0)];
+            disk.write_at(&self.segment, self.allocated, &zeros)
+                .map_err(|e| failed("make room in", e))?;
+            self.allocated = target;
+        }
+        disk.write_at(&self.segment, self.len, bytes)
+            .map_err(|e| failed("write to", e))?;
         if self.shared.options.durable {
-            disk.sync(&self.segment).map_err(|e| {
-                io_error(
-                    format!("could not sync {}", disk.describe(&self.segment)),
-                    e,
-                )
-            })?;
+            disk.sync(&self.segment).map_err(|e| failed("sync", e))?;
             self.shared.stats.syncs.fetch_add(1, Ordering::Relaxed);
         }
-        self.len += bytes.len() as u64;
+        self.len = end;
         self.shared
             .stats
             .journal_bytes
@@ -345,6 +359,7 @@ impl Writer {
                 if next != self.segment {
                     self.segment = next;
                     self.len = journal::HEADER_LEN;
+                    self.allocated = journal::HEADER_LEN;
                     let stats = &self.shared.stats;
                     stats.segments.fetch_add(1, Ordering::Relaxed);
                     stats.journal_bytes.store(self.len, Ordering::Relaxed);
