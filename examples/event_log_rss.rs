@@ -7,8 +7,8 @@
 //! cargo run --release --example event_log_rss -- open /tmp/log-1m
 //! ```
 //!
-//! The events are those of `benches/events.rs` (100 a commit, spread over 10 projects and
-//! 1000 features).
+//! The events are those of `verify/benches/events.rs` (100 a commit, spread over 10 projects
+//! and 1000 features).
 
 use chrono::Utc;
 use serde_json::json;

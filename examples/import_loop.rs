@@ -1,6 +1,6 @@
 //! Profiling aid: import N new features (default 10,000) into a MemoryStore (or, given a
 //! second argument, a durable FileStore in that directory), then export them, printing the wall time of each (e.g. under `perf record` or `valgrind
-//! --tool=callgrind`). The figures of record come from `benches/import.rs`.
+//! --tool=callgrind`). The figures of record come from `verify/benches/import.rs`.
 
 use std::time::Instant;
 
@@ -9,8 +9,8 @@ use toggle_admin::model::{Environment, Project};
 use toggle_admin::store::FileStore;
 use toggle_admin::{MemoryStore, ToggleAdmin};
 
-/// The import body of `benches/import.rs`: `features` new features with 2 strategies, an
-/// environment entry with 2 variants and a tag each.
+/// The import body of `verify/benches/import.rs`: `features` new features with 2 strategies,
+/// an environment entry with 2 variants and a tag each.
 fn body(features: usize) -> Value {
     let mut list = Vec::with_capacity(features);
     let mut strategies = Vec::with_capacity(2 * features);

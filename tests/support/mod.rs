@@ -1,5 +1,6 @@
-//! The one support module of the tests (`mod support;` in each test file), by what the tests
-//! drive:
+//! The one support module of the tests (`mod support;` in each test file; the `verify`
+//! member's tests include it by path, `#[path = "../../tests/support/mod.rs"]`), by what the
+//! tests drive:
 //!
 //! * [`facade`]: the admin core over a MemoryStore with a project, environments and
 //!   features; patch helpers and the event log.

@@ -11,7 +11,8 @@ pub fn server_binary() -> PathBuf {
 
 fn build_server() -> PathBuf {
     let exe = std::env::current_exe().unwrap();
-    // target/<profile>/deps/http_server-<hash> → target/<profile>/examples/server
+    // target/<profile>/deps/http_server-<hash> → target/<profile>/examples/server (the
+    // workspace's target directory, whichever member the test belongs to)
     let profile_dir = exe.parent().and_then(Path::parent).unwrap();
     let mut features = vec!["http"];
     if cfg!(feature = "postgres") {
@@ -20,9 +21,20 @@ fn build_server() -> PathBuf {
     if cfg!(feature = "conformance") {
         features.push("conformance");
     }
+    // `-p toggle-admin`: the example is the library's, also when this runs in a test of the
+    // workspace's `verify` member (whose manifest directory this is then); the workspace
+    // shares one target directory.
     let mut build = std::process::Command::new(env!("CARGO"));
     build
-        .args(["build", "--quiet", "--example", "server", "--features"])
+        .args([
+            "build",
+            "--quiet",
+            "-p",
+            "toggle-admin",
+            "--example",
+            "server",
+            "--features",
+        ])
         .arg(features.join(","))
         .current_dir(env!("CARGO_MANIFEST_DIR"));
     if profile_dir.file_name().is_some_and(|n| n == "release") {

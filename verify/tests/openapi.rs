@@ -185,7 +185,7 @@ fn every_reference_resolves() {
 #[test]
 fn document_is_valid_openapi_3_1() {
     let meta: Value =
-        serde_json::from_str(include_str!("fixtures/openapi/schema-3.1.json")).unwrap();
+        serde_json::from_str(include_str!("../../tests/fixtures/openapi/schema-3.1.json")).unwrap();
     let validator = jsonschema::validator_for(&meta).expect("the OpenAPI 3.1 schema compiles");
     let doc = document();
     assert_eq!(doc["openapi"], "3.1.0");

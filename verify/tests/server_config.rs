@@ -1,6 +1,7 @@
 //! The `server` example's configuration, as a process: flags, their environment variables,
 //! `--help`, the bootstrap key's length, the operations endpoints.
 
+#[path = "../../tests/support/mod.rs"]
 mod support;
 
 use std::process::Stdio;

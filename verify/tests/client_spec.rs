@@ -23,7 +23,7 @@ use unleash_yggdrasil::{Context, EngineState, UpdateMessage};
 
 const DIR: &str = concat!(
     env!("CARGO_MANIFEST_DIR"),
-    "/tests/fixtures/client-specification"
+    "/../tests/fixtures/client-specification"
 );
 
 struct Server {

@@ -399,7 +399,7 @@ async fn a_short_chosen_bootstrap_key_is_refused_with_a_clear_message() {
 }
 
 #[cfg(feature = "postgres")]
-#[path = "support/postgres.rs"]
+#[path = "../../tests/support/postgres.rs"]
 mod pg;
 
 /// A store that cannot commit (its PostgreSQL connections are gone): not ready, still
