@@ -198,18 +198,14 @@ impl ToggleAdmin {
     /// The user `id`. Any valid key may read it.
     pub async fn user(&self, caller: &Caller, id: i64) -> Result<User> {
         self.require(caller, &[]).await?;
-        let key = user_key(id);
-        decode_opt(&key, self.store.get(&key).await?.as_ref())?
-            .ok_or_else(|| Error::not_found(format!("There is no user with id {id}.")))
+        self.numbered(user_key(id), "user", id).await
     }
 
     /// Every user, by id. Any valid key may read them.
     pub async fn users(&self, caller: &Caller) -> Result<Vec<User>> {
         self.require(caller, &[]).await?;
-        let listing = self.store.list(Collection::Users, "").await?;
-        let mut users: Vec<User> = decode_listing(Collection::Users, &listing)?;
-        users.sort_by_key(|u| u.id);
-        Ok(users)
+        self.all_numbered(Collection::Users, Vec::new(), |u: &User| u.id)
+            .await
     }
 
     /// Create a group. Needs `MANAGE_USERS`. The name is 1–100 characters and unique among
@@ -295,18 +291,14 @@ impl ToggleAdmin {
     /// The group `id`. Any valid key may read it.
     pub async fn group(&self, caller: &Caller, id: i64) -> Result<Group> {
         self.require(caller, &[]).await?;
-        let key = group_key(id);
-        decode_opt(&key, self.store.get(&key).await?.as_ref())?
-            .ok_or_else(|| Error::not_found(format!("There is no group with id {id}.")))
+        self.numbered(group_key(id), "group", id).await
     }
 
     /// Every group, by id. Any valid key may read them.
     pub async fn groups(&self, caller: &Caller) -> Result<Vec<Group>> {
         self.require(caller, &[]).await?;
-        let listing = self.store.list(Collection::Groups, "").await?;
-        let mut groups: Vec<Group> = decode_listing(Collection::Groups, &listing)?;
-        groups.sort_by_key(|g| g.id);
-        Ok(groups)
+        self.all_numbered(Collection::Groups, Vec::new(), |g: &Group| g.id)
+            .await
     }
 
     /// Create a custom project role. Needs `MANAGE_USERS`.
@@ -382,19 +374,39 @@ impl ToggleAdmin {
         if let Some(role) = access::builtin_role(id) {
             return Ok(role);
         }
-        let key = role_key(id);
-        decode_opt(&key, self.store.get(&key).await?.as_ref())?
-            .ok_or_else(|| Error::not_found(format!("There is no role with id {id}.")))
+        self.numbered(role_key(id), "role", id).await
     }
 
     /// Every role, built-in ones first, by id. Any valid key may read them.
     pub async fn roles(&self, caller: &Caller) -> Result<Vec<Role>> {
         self.require(caller, &[]).await?;
-        let listing = self.store.list(Collection::Roles, "").await?;
-        let mut roles = access::builtin_roles();
-        roles.extend(decode_listing::<Role>(Collection::Roles, &listing)?);
-        roles.sort_by_key(|r| r.id);
-        Ok(roles)
+        self.all_numbered(Collection::Roles, access::builtin_roles(), |r: &Role| r.id)
+            .await
+    }
+
+    /// The record of a numbered thing (a user, group or role) at `key`, or a 404 naming it
+    /// by `noun` and `id`.
+    async fn numbered<T: serde::de::DeserializeOwned>(
+        &self,
+        key: Key,
+        noun: &str,
+        id: i64,
+    ) -> Result<T> {
+        decode_opt(&key, self.store.get(&key).await?.as_ref())?
+            .ok_or_else(|| Error::not_found(format!("There is no {noun} with id {id}.")))
+    }
+
+    /// `first` and every record of `collection`, sorted by their ids.
+    async fn all_numbered<T: serde::de::DeserializeOwned>(
+        &self,
+        collection: Collection,
+        mut first: Vec<T>,
+        id: impl Fn(&T) -> i64,
+    ) -> Result<Vec<T>> {
+        let listing = self.store.list(collection, "").await?;
+        first.extend(decode_listing::<T>(collection, &listing)?);
+        first.sort_by_key(id);
+        Ok(first)
     }
 
     /// The next id of counter `name`, never at or below `floor`.

@@ -5,6 +5,7 @@ mod batch;
 mod commit;
 mod failure;
 mod migrate;
+mod reads;
 mod sql;
 mod tls;
 mod view;
@@ -23,7 +24,8 @@ use tokio_postgres::types::Json as PgJson;
 use tokio_postgres::types::ToSql;
 
 use self::failure::{backend, connection_lost, plain};
-use self::sql::{Statements, prefix_upper_bound};
+use self::reads::Queries;
+use self::sql::Statements;
 use super::{
     ChangeSet, Collection, Event, EventPage, EventQuery, Json, Key, Listing, NewEvent, ReadView,
     Revision, Store, StoreError, Versioned,
@@ -246,6 +248,13 @@ impl PostgresStore {
     fn attempts(&self) -> usize {
         self.pool.status().max_size + 1
     }
+}
+
+#[async_trait]
+impl Queries for PostgresStore {
+    fn statements(&self) -> &Statements {
+        &self.statements
+    }
 
     /// Run one read statement, on another connection if the pooled one turns out dead.
     /// Reads change nothing, so running one again is always safe.
@@ -397,46 +406,15 @@ fn event_page_of(rows: &[Row]) -> Result<EventPage, StoreError> {
 #[async_trait]
 impl Store for PostgresStore {
     async fn get(&self, key: &Key) -> Result<Option<Versioned>, StoreError> {
-        let what = "reading a record";
-        let rows = self
-            .query(
-                what,
-                &self.statements.get,
-                &[&key.collection.as_str(), &key.id],
-            )
-            .await?;
-        rows.first()
-            .map(|row| versioned(row, 0, 1, what))
-            .transpose()
+        reads::get(self, key).await
     }
 
     async fn get_many(&self, keys: &[Key]) -> Result<Vec<Option<Versioned>>, StoreError> {
-        let what = "reading records";
-        if keys.is_empty() {
-            return Ok(Vec::new());
-        }
-        let collections: Vec<&str> = keys.iter().map(|k| k.collection.as_str()).collect();
-        let ids: Vec<&str> = keys.iter().map(|k| k.id.as_str()).collect();
-        let rows = self
-            .query(what, &self.statements.get_many, &[&collections, &ids])
-            .await?;
-        records_in_order(&rows, keys.len(), what)
+        reads::get_many(self, keys).await
     }
 
     async fn list(&self, collection: Collection, prefix: &str) -> Result<Listing, StoreError> {
-        let what = "listing records";
-        let name = collection.as_str();
-        let rows = match prefix_upper_bound(prefix) {
-            Some(upper) => {
-                self.query(what, &self.statements.list_range, &[&name, &prefix, &upper])
-                    .await?
-            }
-            None => {
-                self.query(what, &self.statements.list_from, &[&name, &prefix])
-                    .await?
-            }
-        };
-        listing_of(&rows, what)
+        reads::list(self, collection, prefix).await
     }
 
     async fn view(&self) -> Result<Box<dyn ReadView>, StoreError> {

@@ -11,8 +11,9 @@ use tokio_postgres::Row;
 use tokio_postgres::types::ToSql;
 
 use super::failure::{backend, plain};
-use super::sql::{Statements, prefix_upper_bound};
-use super::{listing_of, records_in_order, revision_of, versioned};
+use super::reads::{self, Queries};
+use super::revision_of;
+use super::sql::Statements;
 use crate::store::{Collection, Key, Listing, ReadView, Revision, StoreError, Versioned};
 
 /// A view holding a pooled connection inside an open read-only transaction; dropping it
@@ -57,6 +58,32 @@ impl PgView {
         view.revision = revision_of(row, 0, what)?;
         Ok(view)
     }
+}
+
+impl Drop for PgView {
+    fn drop(&mut self) {
+        let Some(client) = self.client.get_mut().take() else {
+            return;
+        };
+        match tokio::runtime::Handle::try_current() {
+            Ok(runtime) => {
+                runtime.spawn(async move {
+                    if client.batch_execute("ROLLBACK").await.is_err() {
+                        drop(deadpool_postgres::Object::take(client));
+                    }
+                });
+            }
+            // A connection left inside a transaction must not go back to the pool.
+            Err(_) => drop(deadpool_postgres::Object::take(client)),
+        }
+    }
+}
+
+#[async_trait]
+impl Queries for PgView {
+    fn statements(&self) -> &Statements {
+        &self.statements
+    }
 
     async fn query(
         &self,
@@ -79,25 +106,6 @@ impl PgView {
     }
 }
 
-impl Drop for PgView {
-    fn drop(&mut self) {
-        let Some(client) = self.client.get_mut().take() else {
-            return;
-        };
-        match tokio::runtime::Handle::try_current() {
-            Ok(runtime) => {
-                runtime.spawn(async move {
-                    if client.batch_execute("ROLLBACK").await.is_err() {
-                        drop(deadpool_postgres::Object::take(client));
-                    }
-                });
-            }
-            // A connection left inside a transaction must not go back to the pool.
-            Err(_) => drop(deadpool_postgres::Object::take(client)),
-        }
-    }
-}
-
 impl fmt::Debug for PgView {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("PgView")
@@ -113,45 +121,14 @@ impl ReadView for PgView {
     }
 
     async fn get(&self, key: &Key) -> Result<Option<Versioned>, StoreError> {
-        let what = "reading a record";
-        let rows = self
-            .query(
-                what,
-                &self.statements.get,
-                &[&key.collection.as_str(), &key.id],
-            )
-            .await?;
-        rows.first()
-            .map(|row| versioned(row, 0, 1, what))
-            .transpose()
+        reads::get(self, key).await
     }
 
     async fn get_many(&self, keys: &[Key]) -> Result<Vec<Option<Versioned>>, StoreError> {
-        let what = "reading records";
-        if keys.is_empty() {
-            return Ok(Vec::new());
-        }
-        let collections: Vec<&str> = keys.iter().map(|k| k.collection.as_str()).collect();
-        let ids: Vec<&str> = keys.iter().map(|k| k.id.as_str()).collect();
-        let rows = self
-            .query(what, &self.statements.get_many, &[&collections, &ids])
-            .await?;
-        records_in_order(&rows, keys.len(), what)
+        reads::get_many(self, keys).await
     }
 
     async fn list(&self, collection: Collection, prefix: &str) -> Result<Listing, StoreError> {
-        let what = "listing records";
-        let name = collection.as_str();
-        let rows = match prefix_upper_bound(prefix) {
-            Some(upper) => {
-                self.query(what, &self.statements.list_range, &[&name, &prefix, &upper])
-                    .await?
-            }
-            None => {
-                self.query(what, &self.statements.list_from, &[&name, &prefix])
-                    .await?
-            }
-        };
-        listing_of(&rows, what)
+        reads::list(self, collection, prefix).await
     }
 }
