@@ -4,7 +4,9 @@ use toggle_admin::store::{MemoryStore, conformance};
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn memory_store_passes_the_conformance_suite() {
-    conformance::run_all(|| async { MemoryStore::new() }).await;
+    conformance::run_all(|| async { MemoryStore::new() })
+        .await
+        .unwrap();
 }
 
 /// `to_state` copies the whole state: a store started from the copy sees the same records at
@@ -94,20 +96,112 @@ impl toggle_admin::Store for Reversing {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_failing_scenario_is_named() {
-    let outcome = tokio::spawn(conformance::run_all(|| async { Reversing::default() })).await;
-    let panic = outcome.expect_err("the broken store fails").into_panic();
-    let message = panic
-        .downcast_ref::<String>()
-        .cloned()
-        .expect("a formatted message");
+    let failure = conformance::run_all(|| async { Reversing::default() })
+        .await
+        .expect_err("the broken store fails");
+    assert_eq!(failure.scenario(), "get_many_in_order");
+    assert!(!failure.through_arc());
+    let message = failure.to_string();
     assert!(
         message.starts_with("conformance scenario `get_many_in_order` failed: "),
         "{message}"
     );
+    // What was expected and what was found, as `assert_eq!` would show them.
+    assert!(
+        message.contains(r#"found [Some(String("a")), None, Some(String("c"))]"#),
+        "{message}"
+    );
+    assert!(
+        message.contains(r#"expected [Some(String("c")), None, Some(String("a"))]"#),
+        "{message}"
+    );
+}
+
+/// A scenario called on its own answers its failure too, naming itself.
+#[tokio::test]
+async fn a_scenario_run_alone_reports_its_failure() {
+    let failure = conformance::get_many_in_order(&Reversing::default())
+        .await
+        .expect_err("the broken store fails");
+    assert_eq!(failure.scenario(), "get_many_in_order");
+    assert!(failure.what().contains("in that order"), "{failure}");
+    conformance::get_many_in_order(&MemoryStore::new())
+        .await
+        .unwrap();
+}
+
+/// A store whose `revision` panics: the panic is caught in the scenario's task and reported
+/// as the failure of the first scenario that calls it, with the panic's message.
+#[derive(Debug, Default)]
+struct Panicking(MemoryStore);
+
+#[toggle_admin::async_trait]
+impl toggle_admin::Store for Panicking {
+    async fn get(
+        &self,
+        key: &toggle_admin::store::Key,
+    ) -> Result<Option<toggle_admin::store::Versioned>, toggle_admin::store::StoreError> {
+        self.0.get(key).await
+    }
+    async fn get_many(
+        &self,
+        keys: &[toggle_admin::store::Key],
+    ) -> Result<Vec<Option<toggle_admin::store::Versioned>>, toggle_admin::store::StoreError> {
+        self.0.get_many(keys).await
+    }
+    async fn list(
+        &self,
+        collection: toggle_admin::store::Collection,
+        prefix: &str,
+    ) -> Result<toggle_admin::store::Listing, toggle_admin::store::StoreError> {
+        self.0.list(collection, prefix).await
+    }
+    async fn events(
+        &self,
+        after: u64,
+        limit: usize,
+    ) -> Result<Vec<toggle_admin::store::Event>, toggle_admin::store::StoreError> {
+        self.0.events(after, limit).await
+    }
+    async fn revision(
+        &self,
+    ) -> Result<toggle_admin::store::Revision, toggle_admin::store::StoreError> {
+        panic!("revision is broken")
+    }
+    async fn view(
+        &self,
+    ) -> Result<Box<dyn toggle_admin::store::ReadView>, toggle_admin::store::StoreError> {
+        self.0.view().await
+    }
+    async fn commit(
+        &self,
+        changes: toggle_admin::store::ChangeSet,
+    ) -> Result<toggle_admin::store::Revision, toggle_admin::store::StoreError> {
+        self.0.commit(changes).await
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_panicking_store_is_reported_as_its_scenarios_failure() {
+    let failure = conformance::run_all(|| async { Panicking::default() })
+        .await
+        .expect_err("the panicking store fails");
+    assert_eq!(failure.scenario(), "empty_store");
+    assert_eq!(
+        failure.to_string(),
+        "conformance scenario `empty_store` failed: \
+         the store under test panicked: revision is broken"
+    );
 }
 
 #[tokio::test]
-#[should_panic(expected = "needs a multi-threaded runtime")]
 async fn run_all_refuses_a_single_threaded_runtime() {
-    conformance::run_all(|| async { MemoryStore::new() }).await;
+    let failure = conformance::run_all(|| async { MemoryStore::new() })
+        .await
+        .expect_err("refused");
+    assert_eq!(failure.scenario(), "run_all");
+    assert!(
+        failure.what().contains("needs a multi-threaded runtime"),
+        "{failure}"
+    );
 }

@@ -26,7 +26,8 @@ mod conformance {
             dirs.lock().unwrap().push(dir);
             async move { store }
         })
-        .await;
+        .await
+        .unwrap();
     }
 
     #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
@@ -54,7 +55,8 @@ mod conformance {
             dirs.lock().unwrap().push(dir);
             async move { store }
         })
-        .await;
+        .await
+        .unwrap();
     }
 }
 

@@ -51,7 +51,8 @@ async fn conformance_suite_passes() {
             store
         }
     })
-    .await;
+    .await
+    .unwrap();
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]

@@ -501,8 +501,10 @@ impl StoreError {
 /// }
 ///
 /// #[tokio::test(flavor = "multi_thread")]
-/// async fn my_store_conforms() {
-///     toggle_admin::store::conformance::run_all(|| async { MyStore::new() }).await;
+/// async fn my_store_conforms() -> Result<(), toggle_admin::store::conformance::ScenarioFailure> {
+///     // The first failure names its scenario and what was expected and found; a panic of
+///     // the store is reported as its scenario's failure too.
+///     toggle_admin::store::conformance::run_all(|| async { MyStore::new() }).await
 /// }
 /// ```
 #[async_trait]
