@@ -25,19 +25,10 @@ impl ToggleAdmin {
         feature: &str,
     ) -> Result<Vec<ParentDependency>> {
         self.require(caller, &[]).await?;
-        let key = feature_dependencies_key(feature);
-        let [p, f, d] = self
-            .read(&[project_key(project), feature_key(feature), key.clone()])
+        let record: FeatureDependenciesRecord = self
+            .feature_attachment(project, feature, feature_dependencies_key(feature))
             .await?;
-        check_feature(
-            project,
-            feature,
-            p.is_some(),
-            decode_opt(&feature_key(feature), f.as_ref())?,
-        )?;
-        Ok(decode_opt::<FeatureDependenciesRecord>(&key, d.as_ref())?
-            .unwrap_or_default()
-            .parents)
+        Ok(record.parents)
     }
 
     /// Make `feature` of `project` depend on `dependency.feature`, or change that dependency.

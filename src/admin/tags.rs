@@ -24,19 +24,10 @@ impl ToggleAdmin {
         feature: &str,
     ) -> Result<Vec<Tag>> {
         self.require(caller, &[]).await?;
-        let key = feature_tags_key(feature);
-        let [p, f, t] = self
-            .read(&[project_key(project), feature_key(feature), key.clone()])
+        let record: FeatureTagsRecord = self
+            .feature_attachment(project, feature, feature_tags_key(feature))
             .await?;
-        check_feature(
-            project,
-            feature,
-            p.is_some(),
-            decode_opt(&feature_key(feature), f.as_ref())?,
-        )?;
-        Ok(decode_opt::<FeatureTagsRecord>(&key, t.as_ref())?
-            .unwrap_or_default()
-            .tags)
+        Ok(record.tags)
     }
 
     /// Tag `feature` of `project`. Needs `UPDATE_FEATURE` in the project. The tag type must
@@ -140,6 +131,29 @@ impl ToggleAdmin {
             self.commit_as(&authorised, changes).await?;
             Ok(())
         })
+    }
+}
+
+impl ToggleAdmin {
+    /// The record at `key` that belongs to `feature` of `project` (its tags, its
+    /// dependencies), empty when there is none; 404 unless the project exists and the feature
+    /// is in it.
+    pub(crate) async fn feature_attachment<R: serde::de::DeserializeOwned + Default>(
+        &self,
+        project: &str,
+        feature: &str,
+        key: crate::store::Key,
+    ) -> Result<R> {
+        let [p, f, record] = self
+            .read(&[project_key(project), feature_key(feature), key.clone()])
+            .await?;
+        check_feature(
+            project,
+            feature,
+            p.is_some(),
+            decode_opt(&feature_key(feature), f.as_ref())?,
+        )?;
+        Ok(decode_opt::<R>(&key, record.as_ref())?.unwrap_or_default())
     }
 }
 
