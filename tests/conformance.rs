@@ -1,6 +1,10 @@
 //! The store scenario suite over MemoryStore.
 
-use toggle_admin::store::{MemoryStore, conformance};
+mod support;
+
+use support::wrapped::{Behaviour, Wrapped};
+use toggle_admin::Store as _;
+use toggle_admin::store::{Key, MemoryStore, Revision, StoreError, Versioned, conformance};
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn memory_store_passes_the_conformance_suite() {
@@ -41,62 +45,28 @@ async fn a_store_started_from_a_copied_state_is_independent() {
     assert_eq!(original.revision().await.unwrap(), revision);
 }
 
-/// A third-party store (implemented with the re-exported `async_trait`) whose `get_many`
-/// answers in the wrong order: `run_all` names the scenario that caught it.
+/// A store (a third party's would be written the same way, with the re-exported
+/// `async_trait`: see `support::wrapped`) whose `get_many` answers in the wrong order:
+/// `run_all` names the scenario that caught it.
 #[derive(Debug, Default)]
-struct Reversing(MemoryStore);
+struct Reversing;
 
 #[toggle_admin::async_trait]
-impl toggle_admin::Store for Reversing {
-    async fn get(
-        &self,
-        key: &toggle_admin::store::Key,
-    ) -> Result<Option<toggle_admin::store::Versioned>, toggle_admin::store::StoreError> {
-        self.0.get(key).await
-    }
+impl Behaviour for Reversing {
     async fn get_many(
         &self,
-        keys: &[toggle_admin::store::Key],
-    ) -> Result<Vec<Option<toggle_admin::store::Versioned>>, toggle_admin::store::StoreError> {
-        let mut found = self.0.get_many(keys).await?;
+        inner: &MemoryStore,
+        keys: &[Key],
+    ) -> Result<Vec<Option<Versioned>>, StoreError> {
+        let mut found = inner.get_many(keys).await?;
         found.reverse();
         Ok(found)
-    }
-    async fn list(
-        &self,
-        collection: toggle_admin::store::Collection,
-        prefix: &str,
-    ) -> Result<toggle_admin::store::Listing, toggle_admin::store::StoreError> {
-        self.0.list(collection, prefix).await
-    }
-    async fn events(
-        &self,
-        after: u64,
-        limit: usize,
-    ) -> Result<Vec<toggle_admin::store::Event>, toggle_admin::store::StoreError> {
-        self.0.events(after, limit).await
-    }
-    async fn revision(
-        &self,
-    ) -> Result<toggle_admin::store::Revision, toggle_admin::store::StoreError> {
-        self.0.revision().await
-    }
-    async fn view(
-        &self,
-    ) -> Result<Box<dyn toggle_admin::store::ReadView>, toggle_admin::store::StoreError> {
-        self.0.view().await
-    }
-    async fn commit(
-        &self,
-        changes: toggle_admin::store::ChangeSet,
-    ) -> Result<toggle_admin::store::Revision, toggle_admin::store::StoreError> {
-        self.0.commit(changes).await
     }
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_failing_scenario_is_named() {
-    let failure = conformance::run_all(|| async { Reversing::default() })
+    let failure = conformance::run_all(|| async { Wrapped::<Reversing>::default() })
         .await
         .expect_err("the broken store fails");
     assert_eq!(failure.scenario(), "get_many_in_order");
@@ -120,7 +90,7 @@ async fn a_failing_scenario_is_named() {
 /// A scenario called on its own answers its failure too, naming itself.
 #[tokio::test]
 async fn a_scenario_run_alone_reports_its_failure() {
-    let failure = conformance::get_many_in_order(&Reversing::default())
+    let failure = conformance::get_many_in_order(&Wrapped::<Reversing>::default())
         .await
         .expect_err("the broken store fails");
     assert_eq!(failure.scenario(), "get_many_in_order");
@@ -133,57 +103,18 @@ async fn a_scenario_run_alone_reports_its_failure() {
 /// A store whose `revision` panics: the panic is caught in the scenario's task and reported
 /// as the failure of the first scenario that calls it, with the panic's message.
 #[derive(Debug, Default)]
-struct Panicking(MemoryStore);
+struct Panicking;
 
 #[toggle_admin::async_trait]
-impl toggle_admin::Store for Panicking {
-    async fn get(
-        &self,
-        key: &toggle_admin::store::Key,
-    ) -> Result<Option<toggle_admin::store::Versioned>, toggle_admin::store::StoreError> {
-        self.0.get(key).await
-    }
-    async fn get_many(
-        &self,
-        keys: &[toggle_admin::store::Key],
-    ) -> Result<Vec<Option<toggle_admin::store::Versioned>>, toggle_admin::store::StoreError> {
-        self.0.get_many(keys).await
-    }
-    async fn list(
-        &self,
-        collection: toggle_admin::store::Collection,
-        prefix: &str,
-    ) -> Result<toggle_admin::store::Listing, toggle_admin::store::StoreError> {
-        self.0.list(collection, prefix).await
-    }
-    async fn events(
-        &self,
-        after: u64,
-        limit: usize,
-    ) -> Result<Vec<toggle_admin::store::Event>, toggle_admin::store::StoreError> {
-        self.0.events(after, limit).await
-    }
-    async fn revision(
-        &self,
-    ) -> Result<toggle_admin::store::Revision, toggle_admin::store::StoreError> {
+impl Behaviour for Panicking {
+    async fn revision(&self, _inner: &MemoryStore) -> Result<Revision, StoreError> {
         panic!("revision is broken")
-    }
-    async fn view(
-        &self,
-    ) -> Result<Box<dyn toggle_admin::store::ReadView>, toggle_admin::store::StoreError> {
-        self.0.view().await
-    }
-    async fn commit(
-        &self,
-        changes: toggle_admin::store::ChangeSet,
-    ) -> Result<toggle_admin::store::Revision, toggle_admin::store::StoreError> {
-        self.0.commit(changes).await
     }
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_panicking_store_is_reported_as_its_scenarios_failure() {
-    let failure = conformance::run_all(|| async { Panicking::default() })
+    let failure = conformance::run_all(|| async { Wrapped::<Panicking>::default() })
         .await
         .expect_err("the panicking store fails");
     assert_eq!(failure.scenario(), "empty_store");

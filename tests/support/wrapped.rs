@@ -1,6 +1,7 @@
-//! A store that misbehaves on purpose: [`Wrapped`] forwards every read to a real store and
+//! A store that misbehaves on purpose: [`Wrapped`] forwards every call to a real store but
 //! lets a [`Behaviour`] decide what a commit does (fail, conflict, let another writer in
-//! first), so that a test states only that behaviour.
+//! first), what `get_many` answers and what `revision` does, so that a test states only that
+//! behaviour.
 
 use std::fmt::Debug;
 
@@ -10,7 +11,8 @@ use toggle_admin::store::{
 };
 use toggle_admin::{MemoryStore, Store};
 
-/// What a [`Wrapped`] store does on a commit; the default is what `inner` does.
+/// What a [`Wrapped`] store does on a commit, a `get_many` and a `revision`; the default is
+/// what `inner` does.
 #[async_trait]
 pub trait Behaviour: Debug + Send + Sync + 'static {
     async fn commit(
@@ -20,9 +22,21 @@ pub trait Behaviour: Debug + Send + Sync + 'static {
     ) -> Result<Revision, StoreError> {
         inner.commit(changes).await
     }
+
+    async fn get_many(
+        &self,
+        inner: &MemoryStore,
+        keys: &[Key],
+    ) -> Result<Vec<Option<Versioned>>, StoreError> {
+        inner.get_many(keys).await
+    }
+
+    async fn revision(&self, inner: &MemoryStore) -> Result<Revision, StoreError> {
+        inner.revision().await
+    }
 }
 
-/// A MemoryStore with a [`Behaviour`] on commits. `submit` and `decision_view` keep the
+/// A MemoryStore with a [`Behaviour`] on commits (and `get_many`, `revision`). `submit` and `decision_view` keep the
 /// trait's defaults, so a submit goes through the behaviour's commit too and a decision
 /// sees only what the behaviour let through.
 #[derive(Debug, Default)]
@@ -46,7 +60,7 @@ impl<B: Behaviour> Store for Wrapped<B> {
         self.inner.get(key).await
     }
     async fn get_many(&self, keys: &[Key]) -> Result<Vec<Option<Versioned>>, StoreError> {
-        self.inner.get_many(keys).await
+        self.behaviour.get_many(&self.inner, keys).await
     }
     async fn list(&self, collection: Collection, prefix: &str) -> Result<Listing, StoreError> {
         self.inner.list(collection, prefix).await
@@ -55,7 +69,7 @@ impl<B: Behaviour> Store for Wrapped<B> {
         self.inner.events(after, limit).await
     }
     async fn revision(&self) -> Result<Revision, StoreError> {
-        self.inner.revision().await
+        self.behaviour.revision(&self.inner).await
     }
     async fn view(&self) -> Result<Box<dyn ReadView>, StoreError> {
         self.inner.view().await
