@@ -12,6 +12,7 @@
 # STORES picks stores (default: memory file, and postgres when POSTGRES_URL is set);
 # BASELINE_BIN names another build of the `server` example (an earlier commit, say) that runs
 # every scenario right after this build's, in the same run, in rows marked "baseline";
+# SCENARIOS picks the scenarios as connections:features pairs (default "1:1 16:1 16:16");
 # SKIP_EXPORT=1 leaves out the export timings.
 #
 # Needs wrk (apt-get install wrk) and curl. Never run by CI: timings belong here, not in tests.
@@ -160,6 +161,7 @@ else
     stores=("memory" "file")
     [ -n "${POSTGRES_URL:-}" ] && stores+=("postgres")
 fi
+read -r -a scenarios <<<"${SCENARIOS:-1:1 16:1 16:16}"
 echo "| store | scenario | run | req/s | p50 | p99 | max | non-2xx |"
 echo "|---|---|---|---|---|---|---|---|"
 for run in $(seq 1 "$RUNS"); do
@@ -180,8 +182,8 @@ for run in $(seq 1 "$RUNS"); do
             -H 'Content-Type: application/json' --data "$(awk -F"'" '/wrk.body/ {print $2}' "$work/patch.lua")" \
             "$BASE/api/admin/projects/default/features/bench0/environments/development/variants")
         [ "$status" = 200 ] || { echo "the PATCH answers $status: $(cat "$work/answer")" >&2; exit 1; }
-        for spec in "1 1" "16 1" "16 16"; do
-            set -- $spec
+        for spec in "${scenarios[@]}"; do
+            set -- ${spec/:/ }
             read -r rps p50 p99 max errors < <(scenario "$1" "$2")
             echo "| $label | $1 conn, $2 feature(s) | $run | $rps | $p50 | $p99 | $max | $errors |"
         done

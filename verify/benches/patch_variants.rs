@@ -7,7 +7,9 @@
 //! * `patch_variants scaling`: MemoryStore and FileStore (durability off) holding 100, 10,000
 //!   and 100,000 features, patching one of them;
 //! * `patch_variants concurrency`: durable FileStore, 1 and 16 tasks each patching its own
-//!   feature at once, and 16 tasks all patching one feature (throughput);
+//!   feature at once, and 16 tasks all patching one feature (throughput), twice: in waves
+//!   (`tasks`: spawn, patch once each, await all) and as concurrent writers (`writers`: each
+//!   task patches again as soon as its last patch is acknowledged);
 //! * `patch_variants postgres` (feature `postgres`, only when `TOGGLE_ADMIN_TEST_POSTGRES`
 //!   is set): PostgresStore in a schema of its own, dropped afterwards.
 
@@ -243,7 +245,10 @@ fn bench_concurrency(c: &mut Criterion) {
     let store = FileStore::open(&dir.0).unwrap();
     let (admin, caller) = runtime.block_on(populated(store, 16));
     // (tasks, whether they all patch the same feature)
-    for (tasks, one_key) in [(1usize, false), (16, false), (16, true)] {
+    let cases = [(1usize, false), (16, false), (16, true)];
+    // In waves: `tasks` tasks spawned, each patches once, all awaited, again. Every wave
+    // ends with a barrier: the last commit's sync and every task's wake-up.
+    for (tasks, one_key) in cases {
         group.throughput(Throughput::Elements(tasks as u64));
         let name = if one_key {
             "FileStore durable, one feature, tasks"
@@ -269,6 +274,41 @@ fn bench_concurrency(c: &mut Criterion) {
                         for handle in handles {
                             handle.await.unwrap();
                         }
+                    }
+                    start.elapsed()
+                }
+            })
+        });
+    }
+    // Concurrent writers: `tasks` tasks each patch `iters` times in a row, each patch as soon
+    // as its previous one is acknowledged, as a client on a keep-alive connection does (the
+    // HTTP scenarios of scripts/http-bench.sh); no barrier between them.
+    for (tasks, one_key) in cases {
+        group.throughput(Throughput::Elements(tasks as u64));
+        let name = if one_key {
+            "FileStore durable, one feature, writers"
+        } else {
+            "FileStore durable, writers"
+        };
+        group.bench_with_input(BenchmarkId::new(name, tasks), &tasks, |b, &tasks| {
+            b.to_async(&runtime).iter_custom(|iters| {
+                let (admin, caller, patch) = (admin.clone(), caller.clone(), patch.clone());
+                async move {
+                    let start = Instant::now();
+                    let handles: Vec<_> = (0..tasks)
+                        .map(|i| {
+                            let (admin, caller, patch) =
+                                (admin.clone(), caller.clone(), patch.clone());
+                            let feature = if one_key { 0 } else { i };
+                            tokio::spawn(async move {
+                                for _ in 0..iters {
+                                    patch_one(&admin, &caller, feature, &patch).await
+                                }
+                            })
+                        })
+                        .collect();
+                    for handle in handles {
+                        handle.await.unwrap();
                     }
                     start.elapsed()
                 }
