@@ -25,6 +25,30 @@
 //! If any statement of a batch fails (a value the database refuses, say), the transaction is
 //! rolled back and the batch's change sets run again one transaction each, so that each
 //! caller gets its own answer.
+//!
+//! # Why not a lock per feature
+//!
+//! Commits of different features still take turns on the `store_meta` row, one batch at a
+//! time per database. Lifting that is not a change of locking alone; the contract stands in
+//! the way three times:
+//!
+//! * **Revisions in visibility order.** PostgreSQL makes a transaction visible when its
+//!   `COMMIT` completes, and only a lock that every committer holds to the end of its
+//!   transaction (row locks and transaction-level advisory locks are all released there)
+//!   can order that. Without it, a snapshot may hold revision `r + 1` but not `r`: the state
+//!   of no revision. A view would then have to find the highest revision with no missing one
+//!   below it and wait (or retake its snapshot) until the missing ones land.
+//! * **Gapless revisions.** A revision taken from a sequence is lost when its transaction
+//!   rolls back (a refused statement, a dropped connection), so revisions would only
+//!   increase, and a view waiting for the missing revision would need to learn that it never
+//!   comes.
+//! * **Collection revisions.** [`Precondition::CollectionUnchanged`](crate::store::Precondition)
+//!   is checked against one row per collection in `collections`, which every commit writing
+//!   to the collection updates: every variant change writes `feature_environments`, so
+//!   commits on different features would take turns on that row instead.
+//!
+//! Each is a change to the [`Store`](crate::store::Store) contract for every store, not to
+//! this one alone, so it is left for a design of its own (issue 15, point 4).
 
 use std::sync::Arc;
 

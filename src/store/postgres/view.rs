@@ -6,6 +6,7 @@ use std::sync::Arc;
 
 use async_trait::async_trait;
 use deadpool_postgres::Client;
+use futures_util::future::join;
 use tokio::sync::Mutex;
 use tokio_postgres::Row;
 use tokio_postgres::types::ToSql;
@@ -41,17 +42,27 @@ impl PgView {
             statements,
             revision: Revision::ABSENT,
         };
-        {
+        let rows = {
             let guard = view.client.lock().await;
             let client = guard
                 .as_ref()
                 .ok_or_else(|| plain(format!("PostgreSQL: {what}: the view is closed")))?;
-            client
-                .batch_execute("BEGIN ISOLATION LEVEL REPEATABLE READ, READ ONLY")
+            // `BEGIN` and the first read go out together (tokio-postgres pipelines the
+            // requests of one connection in the order they are made): one round trip instead
+            // of two. The read runs inside the transaction that `BEGIN` opened; if `BEGIN`
+            // failed, its error is the one reported.
+            let statement = client
+                .prepare_cached(&view.statements.revision)
                 .await
                 .map_err(|e| backend(what, e))?;
-        }
-        let rows = view.query(what, &view.statements.revision, &[]).await?;
+            let (begun, rows) = join(
+                client.batch_execute("BEGIN ISOLATION LEVEL REPEATABLE READ, READ ONLY"),
+                client.query(&statement, &[]),
+            )
+            .await;
+            begun.map_err(|e| backend(what, e))?;
+            rows.map_err(|e| backend(what, e))?
+        };
         let row = rows
             .first()
             .ok_or_else(|| plain(format!("PostgreSQL: {what}: store_meta is empty")))?;
