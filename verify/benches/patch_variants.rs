@@ -244,76 +244,49 @@ fn bench_concurrency(c: &mut Criterion) {
     let dir = TempDir::new("concurrency");
     let store = FileStore::open(&dir.0).unwrap();
     let (admin, caller) = runtime.block_on(populated(store, 16));
-    // (tasks, whether they all patch the same feature)
-    let cases = [(1usize, false), (16, false), (16, true)];
-    // In waves: `tasks` tasks spawned, each patches once, all awaited, again. Every wave
-    // ends with a barrier: the last commit's sync and every task's wake-up.
-    for (tasks, one_key) in cases {
-        group.throughput(Throughput::Elements(tasks as u64));
-        let name = if one_key {
-            "FileStore durable, one feature, tasks"
-        } else {
-            "FileStore durable, tasks"
-        };
-        group.bench_with_input(BenchmarkId::new(name, tasks), &tasks, |b, &tasks| {
-            b.to_async(&runtime).iter_custom(|iters| {
-                let (admin, caller, patch) = (admin.clone(), caller.clone(), patch.clone());
-                async move {
-                    let start = Instant::now();
-                    for _ in 0..iters {
-                        let handles: Vec<_> = (0..tasks)
-                            .map(|i| {
-                                let (admin, caller, patch) =
-                                    (admin.clone(), caller.clone(), patch.clone());
-                                let feature = if one_key { 0 } else { i };
-                                tokio::spawn(async move {
-                                    patch_one(&admin, &caller, feature, &patch).await
+    // Two shapes of the same load. In waves (`tasks`): the tasks are spawned, each patches
+    // once, all are awaited, and again; every wave ends with a barrier (the last commit's
+    // sync and every task's wake-up). As writers (`writers`): each task patches again as soon
+    // as its previous patch is acknowledged, as a client on a keep-alive connection does (the
+    // HTTP scenarios of scripts/http-bench.sh), with no barrier until the end.
+    for (shape, in_waves) in [("tasks", true), ("writers", false)] {
+        // (tasks, whether they all patch the same feature)
+        for (tasks, one_key) in [(1usize, false), (16, false), (16, true)] {
+            group.throughput(Throughput::Elements(tasks as u64));
+            let name = if one_key {
+                format!("FileStore durable, one feature, {shape}")
+            } else {
+                format!("FileStore durable, {shape}")
+            };
+            group.bench_with_input(BenchmarkId::new(name, tasks), &tasks, |b, &tasks| {
+                b.to_async(&runtime).iter_custom(|iters| {
+                    let (admin, caller, patch) = (admin.clone(), caller.clone(), patch.clone());
+                    // `iters` patches per task: `iters` waves of one, or one run of `iters`.
+                    let (rounds, per_task) = if in_waves { (iters, 1) } else { (1, iters) };
+                    async move {
+                        let start = Instant::now();
+                        for _ in 0..rounds {
+                            let handles: Vec<_> = (0..tasks)
+                                .map(|i| {
+                                    let (admin, caller, patch) =
+                                        (admin.clone(), caller.clone(), patch.clone());
+                                    let feature = if one_key { 0 } else { i };
+                                    tokio::spawn(async move {
+                                        for _ in 0..per_task {
+                                            patch_one(&admin, &caller, feature, &patch).await
+                                        }
+                                    })
                                 })
-                            })
-                            .collect();
-                        for handle in handles {
-                            handle.await.unwrap();
+                                .collect();
+                            for handle in handles {
+                                handle.await.unwrap();
+                            }
                         }
+                        start.elapsed()
                     }
-                    start.elapsed()
-                }
-            })
-        });
-    }
-    // Concurrent writers: `tasks` tasks each patch `iters` times in a row, each patch as soon
-    // as its previous one is acknowledged, as a client on a keep-alive connection does (the
-    // HTTP scenarios of scripts/http-bench.sh); no barrier between them.
-    for (tasks, one_key) in cases {
-        group.throughput(Throughput::Elements(tasks as u64));
-        let name = if one_key {
-            "FileStore durable, one feature, writers"
-        } else {
-            "FileStore durable, writers"
-        };
-        group.bench_with_input(BenchmarkId::new(name, tasks), &tasks, |b, &tasks| {
-            b.to_async(&runtime).iter_custom(|iters| {
-                let (admin, caller, patch) = (admin.clone(), caller.clone(), patch.clone());
-                async move {
-                    let start = Instant::now();
-                    let handles: Vec<_> = (0..tasks)
-                        .map(|i| {
-                            let (admin, caller, patch) =
-                                (admin.clone(), caller.clone(), patch.clone());
-                            let feature = if one_key { 0 } else { i };
-                            tokio::spawn(async move {
-                                for _ in 0..iters {
-                                    patch_one(&admin, &caller, feature, &patch).await
-                                }
-                            })
-                        })
-                        .collect();
-                    for handle in handles {
-                        handle.await.unwrap();
-                    }
-                    start.elapsed()
-                }
-            })
-        });
+                })
+            });
+        }
     }
     group.finish();
     drop(admin);
