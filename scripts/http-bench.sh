@@ -13,7 +13,7 @@
 # BASELINE_BIN names another build of the `server` example (an earlier commit, say) that runs
 # every scenario right after this build's, in the same run, in rows marked "baseline";
 # SCENARIOS picks the scenarios as connections:features pairs (default "1:1 16:1 16:16");
-# ALLOCATOR=mimalloc builds the server with mimalloc as its allocator;
+# ALLOCATOR=mimalloc builds the server with feature `mimalloc` (default: the system's allocator);
 # SKIP_EXPORT=1 leaves out the export timings.
 #
 # Needs wrk (apt-get install wrk) and curl. Never run by CI: timings belong here, not in tests.
@@ -25,7 +25,6 @@ RUNS=${RUNS:-1}
 KEY=bench-admin-key-0123456789abcdef0123456789abcdef
 command -v wrk >/dev/null || { echo "wrk is missing: apt-get install wrk" >&2; exit 1; }
 
-# ALLOCATOR=mimalloc builds the server with feature `mimalloc` (default: the system's).
 features=http
 [ "${ALLOCATOR:-system}" = mimalloc ] && features=$features,mimalloc
 [ -n "${POSTGRES_URL:-}" ] && features=$features,postgres
