@@ -20,6 +20,7 @@
 use std::collections::HashMap;
 use std::fmt::Write as _;
 
+use super::event_log::EventLog;
 use super::{Event, NewEvent, Store, StoreError};
 
 /// Which events to read, newest first: the filters (all must match), the cursor, the page.
@@ -232,20 +233,22 @@ impl EventCounts {
 
 /// A page of `log` (events `1..=log.len()` in id order) for `query`, newest first, with the
 /// total from `counts`.
-pub(crate) fn page_of(log: &[Event], counts: &EventCounts, query: &EventQuery) -> EventPage {
+pub(crate) fn page_of(log: &EventLog, counts: &EventCounts, query: &EventQuery) -> EventPage {
     let total = counts.matching(query);
     let Some(newest) = query.newest_id(log.len() as u64) else {
         return EventPage::new(Vec::new(), total);
     };
     // Event `id` sits at index `id - 1`.
     let end = usize::try_from(newest).unwrap_or(usize::MAX).min(log.len());
-    let older = log[..end].iter().rev();
+    let skip = usize::try_from(query.offset).unwrap_or(usize::MAX);
     let events = if query.is_unfiltered() {
-        let skip = usize::try_from(query.offset).unwrap_or(usize::MAX);
-        older.skip(skip).take(query.limit).cloned().collect()
+        // Every event matches: the page is one range, found without walking the skipped.
+        let last = end.saturating_sub(skip);
+        let first = last.saturating_sub(query.limit);
+        log.range(first, last).rev().cloned().collect()
     } else {
-        let skip = usize::try_from(query.offset).unwrap_or(usize::MAX);
-        older
+        log.range(0, end)
+            .rev()
             .filter(|e| query.matches(&e.event))
             .skip(skip)
             .take(query.limit)

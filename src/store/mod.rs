@@ -9,6 +9,7 @@
 //! the store one [`ChangeSet`]: the revisions it read ([`Precondition`]s), the writes, and the
 //! events describing them. The store applies all of it or none of it.
 
+mod event_log;
 mod events;
 mod file;
 mod json;

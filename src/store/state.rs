@@ -12,6 +12,7 @@ use std::sync::Arc;
 
 use serde::{Deserialize, Serialize};
 
+use super::event_log::EventLog;
 use super::events::{EventCounts, EventPage, EventQuery, page_of};
 use super::{
     ChangeSet, Collection, Event, Key, Listing, NewEvent, Precondition, Revision, StoreError,
@@ -155,7 +156,7 @@ struct RecordsOut<'a> {
     event_count: u64,
     collections: BTreeMap<&'static str, &'a CollectionState>,
     #[serde(skip_serializing_if = "Option::is_none")]
-    events: Option<&'a [Event]>,
+    events: Option<&'a EventLog>,
 }
 
 #[derive(Deserialize)]
@@ -184,7 +185,7 @@ impl RecordsIn {
 }
 
 impl Records {
-    fn out<'a>(&'a self, events: Option<&'a [Event]>) -> RecordsOut<'a> {
+    fn out<'a>(&'a self, events: Option<&'a EventLog>) -> RecordsOut<'a> {
         RecordsOut {
             revision: self.revision,
             event_count: self.event_count,
@@ -216,7 +217,7 @@ impl<'de> Deserialize<'de> for Records {
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct StoreState {
     records: Records,
-    events: Vec<Event>,
+    events: EventLog,
     /// Derived from `events`, for exact query totals.
     counts: EventCounts,
 }
@@ -235,7 +236,7 @@ impl StoreState {
         }
         Self {
             records,
-            events,
+            events: EventLog::from_vec(events),
             counts,
         }
     }
@@ -262,7 +263,12 @@ impl StoreState {
 
     /// Up to `limit` events with id greater than `after`.
     pub fn events(&self, after: u64, limit: usize) -> Vec<Event> {
-        events_after(&self.events, after, limit)
+        // The event with id `after + 1` sits at index `after`.
+        let start = usize::try_from(after).unwrap_or(usize::MAX);
+        self.events
+            .range(start, start.saturating_add(limit))
+            .cloned()
+            .collect()
     }
 
     /// A page of the events matching `query`, newest first: a walk back from the cursor
@@ -312,16 +318,9 @@ impl<'de> Deserialize<'de> for StoreState {
     }
 }
 
-/// Up to `limit` of `log`'s events with id greater than `after` (ids are 1, 2, 3 …).
-pub(super) fn events_after(log: &[Event], after: u64, limit: usize) -> Vec<Event> {
-    // The event with id `after + 1` sits at index `after`.
-    let start = usize::try_from(after).unwrap_or(usize::MAX);
-    log.iter().skip(start).take(limit).cloned().collect()
-}
-
 impl StoreState {
     /// The records and the event log, taken apart.
     pub(super) fn into_parts(self) -> (Records, Vec<Event>) {
-        (self.records, self.events)
+        (self.records, self.events.into_vec())
     }
 }
