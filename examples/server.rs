@@ -537,8 +537,9 @@ async fn run(options: Options) -> Result<(), String> {
     Ok(())
 }
 
-/// With feature `mimalloc`, the process allocates with mimalloc: ~40 % more throughput at 16
-/// connections over a FileStore; not for `--memory` (see Cargo.toml and BENCHMARKS.md).
+/// With feature `mimalloc`, the process allocates with mimalloc: more throughput at 16
+/// connections (+2–41 % over a FileStore, by machine) and a lower p99 (see Cargo.toml and
+/// BENCHMARKS.md).
 #[cfg(feature = "mimalloc")]
 #[global_allocator]
 static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
