@@ -94,6 +94,36 @@ impl NextId {
             .expect_revision(self.key.clone(), self.read_at)
             .put(self.key.clone(), json!(self.id));
     }
+
+    /// Claim the id and create `created` under it at `key`, with its `event_type` event, on
+    /// condition that nothing in `collection` changed since it was `listed` (so no creation
+    /// took the same name meanwhile) and that `key` is still free.
+    fn create<T: Serialize>(
+        &self,
+        changes: &mut ChangeSet,
+        caller: &Caller,
+        (collection, listed): (Collection, Revision),
+        key: Key,
+        created: &T,
+        event_type: &str,
+    ) -> Result<()> {
+        self.claim(changes);
+        let value = encode(&key, created)?;
+        changes
+            .expect_collection(collection, listed)
+            .expect_revision(key.clone(), Revision::ABSENT)
+            .put(key, value.clone())
+            .event(event(
+                caller,
+                event_type,
+                None,
+                None,
+                None,
+                None,
+                Some(value),
+            ));
+        Ok(())
+    }
 }
 
 impl ToggleAdmin {
@@ -174,22 +204,15 @@ impl ToggleAdmin {
                 root_role,
                 created_at: Utc::now(),
             };
-            let key = user_key(created.id);
             let mut changes = ChangeSet::new();
-            next.claim(&mut changes);
-            changes
-                .expect_collection(Collection::Users, existing.revision)
-                .expect_revision(key.clone(), Revision::ABSENT)
-                .put(key.clone(), encode(&key, &created)?)
-                .event(event(
-                    caller,
-                    "user-created",
-                    None,
-                    None,
-                    None,
-                    None,
-                    Some(encode(&key, &created)?),
-                ));
+            next.create(
+                &mut changes,
+                caller,
+                (Collection::Users, existing.revision),
+                user_key(created.id),
+                &created,
+                "user-created",
+            )?;
             self.commit_as(&authorised, changes).await?;
             Ok(created)
         })
@@ -234,21 +257,14 @@ impl ToggleAdmin {
                 users,
                 created_at: Utc::now(),
             };
-            let key = group_key(created.id);
-            next.claim(&mut changes);
-            changes
-                .expect_collection(Collection::Groups, existing.revision)
-                .expect_revision(key.clone(), Revision::ABSENT)
-                .put(key.clone(), encode(&key, &created)?)
-                .event(event(
-                    caller,
-                    "group-created",
-                    None,
-                    None,
-                    None,
-                    None,
-                    Some(encode(&key, &created)?),
-                ));
+            next.create(
+                &mut changes,
+                caller,
+                (Collection::Groups, existing.revision),
+                group_key(created.id),
+                &created,
+                "group-created",
+            )?;
             self.commit_as(&authorised, changes).await?;
             Ok(created)
         })
@@ -346,23 +362,16 @@ impl ToggleAdmin {
                 role_type: RoleType::Custom,
                 permissions,
             };
-            let key = role_key(created.id);
             let mut changes = ChangeSet::new();
-            next.claim(&mut changes);
-            changes
-                .expect_collection(Collection::Roles, existing.revision)
-                .expect_collection(Collection::Environments, environments.revision)
-                .expect_revision(key.clone(), Revision::ABSENT)
-                .put(key.clone(), encode(&key, &created)?)
-                .event(event(
-                    caller,
-                    "role-created",
-                    None,
-                    None,
-                    None,
-                    None,
-                    Some(encode(&key, &created)?),
-                ));
+            changes.expect_collection(Collection::Environments, environments.revision);
+            next.create(
+                &mut changes,
+                caller,
+                (Collection::Roles, existing.revision),
+                role_key(created.id),
+                &created,
+                "role-created",
+            )?;
             self.commit_as(&authorised, changes).await?;
             Ok(created)
         })
