@@ -8,7 +8,7 @@ use serde::de::DeserializeOwned;
 use super::records::{
     ContextFieldRecord, TagTypeRecord, decode, encode, strategy_definition_key, tag_type_key,
 };
-use super::{Authorised, Check, ToggleAdmin, event};
+use super::{Authorised, Check, ToggleAdmin, create_record};
 use crate::auth::{Caller, Permission};
 use crate::error::{Error, Result};
 use crate::import::{
@@ -98,18 +98,7 @@ impl ToggleAdmin {
                 return Err(taken());
             }
             let mut changes = ChangeSet::new();
-            changes
-                .expect_revision(key.clone(), Revision::ABSENT)
-                .put(key.clone(), value.clone())
-                .event(event(
-                    caller,
-                    event_type,
-                    None,
-                    None,
-                    None,
-                    None,
-                    Some(value.clone()),
-                ));
+            create_record(&mut changes, caller, key.clone(), value.clone(), event_type);
             self.commit_as(&authorised, changes).await?;
             Ok(())
         })

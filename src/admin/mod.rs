@@ -395,6 +395,29 @@ fn no_access(missing: &[&Check<'_>]) -> Error {
     }
 }
 
+/// Add to `changes` the creation of `value` at `key`, which must still be free, with an
+/// `event_type` event by `caller` whose data is `value`.
+pub(crate) fn create_record(
+    changes: &mut ChangeSet,
+    caller: &Caller,
+    key: Key,
+    value: Json,
+    event_type: &str,
+) {
+    changes
+        .expect_revision(key.clone(), Revision::ABSENT)
+        .put(key, value.clone())
+        .event(event(
+            caller,
+            event_type,
+            None,
+            None,
+            None,
+            None,
+            Some(value),
+        ));
+}
+
 /// An event by `caller`, now.
 pub(crate) fn event(
     caller: &Caller,

@@ -11,7 +11,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::json;
 
 use super::records::{decode, decode_opt, encode, revision_of};
-use super::{Check, ToggleAdmin, event};
+use super::{Check, ToggleAdmin, create_record, event};
 use crate::access::{
     self, Group, LAST_BUILTIN_ROLE, Role, RolePermission, RoleType, User, VIEWER_ROLE,
 };
@@ -109,19 +109,8 @@ impl NextId {
     ) -> Result<()> {
         self.claim(changes);
         let value = encode(&key, created)?;
-        changes
-            .expect_collection(collection, listed)
-            .expect_revision(key.clone(), Revision::ABSENT)
-            .put(key, value.clone())
-            .event(event(
-                caller,
-                event_type,
-                None,
-                None,
-                None,
-                None,
-                Some(value),
-            ));
+        changes.expect_collection(collection, listed);
+        create_record(changes, caller, key, value, event_type);
         Ok(())
     }
 }

@@ -26,7 +26,6 @@ const CHUNK: usize = 1024;
 pub(crate) struct EventLog {
     /// Every chunk holds `CHUNK` events except the last, which holds at least one.
     chunks: Vec<Vec<Event>>,
-    len: usize,
 }
 
 impl EventLog {
@@ -39,7 +38,10 @@ impl EventLog {
 
     /// The number of events.
     pub(crate) fn len(&self) -> usize {
-        self.len
+        match self.chunks.last() {
+            Some(last) => (self.chunks.len() - 1) * CHUNK + last.len(),
+            None => 0,
+        }
     }
 
     /// Append `events`, oldest first.
@@ -53,7 +55,6 @@ impl EventLog {
                     self.chunks.push(chunk);
                 }
             }
-            self.len += 1;
         }
     }
 
@@ -63,7 +64,7 @@ impl EventLog {
         start: usize,
         end: usize,
     ) -> impl DoubleEndedIterator<Item = &Event> {
-        let end = end.min(self.len);
+        let end = end.min(self.len());
         let start = start.min(end);
         let first = start / CHUNK;
         let chunks = self.chunks.get(first..end.div_ceil(CHUNK)).unwrap_or(&[]);
@@ -82,7 +83,7 @@ impl EventLog {
 
     /// The events as one vector, oldest first.
     pub(crate) fn into_vec(self) -> Vec<Event> {
-        let mut events = Vec::with_capacity(self.len);
+        let mut events = Vec::with_capacity(self.len());
         for chunk in self.chunks {
             events.extend(chunk);
         }
@@ -164,6 +165,47 @@ mod tests {
             serde_json::to_value(&log).unwrap(),
             serde_json::to_value(&flat).unwrap()
         );
+    }
+
+    #[test]
+    fn pages_across_chunk_edges_match_a_walk_over_a_flat_log() {
+        use crate::store::events::{EventCounts, EventQuery, page_of};
+        let total = 2 * CHUNK + 5;
+        let mut flat: Vec<Event> = (1..=total as u64).map(event).collect();
+        for e in flat.iter_mut().filter(|e| e.id % 3 == 0) {
+            e.event.project = Some("p".to_owned());
+        }
+        let log = EventLog::from_vec(flat.clone());
+        let mut counts = EventCounts::default();
+        for e in &flat {
+            counts.add(&e.event);
+        }
+        for filtered in [false, true] {
+            for before in [None, Some(CHUNK as u64), Some(total as u64 + 1)] {
+                for offset in [0, 1, CHUNK as u64 - 1, CHUNK as u64 + 3, total as u64] {
+                    for limit in [1, 7, CHUNK + 2] {
+                        let mut query = EventQuery::newest(limit).offset(offset);
+                        if filtered {
+                            query = query.project("p");
+                        }
+                        if let Some(before) = before {
+                            query = query.before(before);
+                        }
+                        let want: Vec<u64> = flat
+                            .iter()
+                            .rev()
+                            .filter(|e| before.is_none_or(|b| e.id < b))
+                            .filter(|e| query.matches(&e.event))
+                            .skip(offset as usize)
+                            .take(limit)
+                            .map(|e| e.id)
+                            .collect();
+                        let page = page_of(&log, &counts, &query);
+                        assert_eq!(ids(page.events.iter()), want, "{query:?}");
+                    }
+                }
+            }
+        }
     }
 
     #[test]
