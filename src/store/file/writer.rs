@@ -220,6 +220,9 @@ impl Writer {
 
     /// The failure the store is in, if any.
     fn failure(&self) -> Option<super::Failure> {
+        if !self.shared.failed.load(Ordering::Acquire) {
+            return None;
+        }
         self.shared.acceptor().failure.clone()
     }
 
@@ -230,6 +233,7 @@ impl Writer {
         if acceptor.failure.is_none() {
             acceptor.failure = Some(Failure::from_error(error));
         }
+        self.shared.failed.store(true, Ordering::Release);
         drop(acceptor);
         self.shared
             .durable_revision
