@@ -363,6 +363,7 @@ async fn open(storage: &Storage) -> Result<(ToggleAdmin, Close), String> {
                     syncs = stats.syncs,
                     compactions = stats.compactions,
                     segments_created = stats.segments_created,
+                    inline_batches = stats.inline_batches,
                     longest_batch_us = stats.longest_batch.as_micros() as u64,
                     "closing the FileStore"
                 );

@@ -109,7 +109,11 @@ impl FileStore {
             let sent = acceptor
                 .queue
                 .as_ref()
-                .is_some_and(|queue| queue.send(Job::Compact { done }).is_ok());
+                .is_some_and(|queue| queue.send(Job::Compact { done }).is_ok())
+                && acceptor
+                    .wake
+                    .as_ref()
+                    .is_some_and(|wake| wake.send(()).is_ok());
             if !sent {
                 return Err(super::Failure::closed().to_error(&self.shared));
             }

@@ -26,7 +26,10 @@
 //!   zeroed and synced beforehand, so the sync writes data blocks only, not the file's
 //!   length (about half the time of an appending sync on the machines measured). Revisions are queued in order,
 //!   so the journal and durability follow revision order, and a commit decided on an
-//!   accepted one can never be durable before it.
+//!   accepted one can never be durable before it. A lone commit (nothing else in flight)
+//!   is written by its own task instead, inside `tokio::task::block_in_place` on a
+//!   multi-threaded runtime, which saves the two thread wake-ups of the hand-off (see
+//!   `writer`).
 //! * **Readers see durable state only**: [`Store::get`], [`Store::list`] and
 //!   [`Store::view`] read the records as of the last synced batch; a view is a clone of
 //!   persistent maps, so it never waits for writers and never holds them up.
@@ -67,7 +70,7 @@ mod writer;
 use std::fmt;
 use std::fs::{File, OpenOptions, TryLockError};
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, PoisonError, RwLock, RwLockReadGuard, mpsc};
 use std::thread::JoinHandle;
 
@@ -155,6 +158,13 @@ struct Shared {
     /// the committing task still holds when the writer wakes up for its commit (taking it
     /// there cost every lone commit a futex sleep and wake-up, ~20–40 µs).
     failed: AtomicBool,
+    /// The journal's writing end: held by whoever writes a batch.
+    journal: Mutex<writer::Journal>,
+    /// Commits accepted and not yet answered by a writer.
+    in_flight: AtomicUsize,
+    /// Whether the last batch held a single commit: a lone writer, whose next commit its own
+    /// task writes when nothing else is in flight (see `FileStore::accept`).
+    lone_writer: AtomicBool,
     stats: Counters,
     /// Held while a snapshot is written, so that two never write the same temp file.
     snapshotting: Mutex<()>,
@@ -181,8 +191,10 @@ struct Acceptor {
     /// Set when a write or sync failed: the journal's contents are then unknown, so the store
     /// refuses every further commit until it is reopened (and recovery says what survived).
     failure: Option<Failure>,
-    /// To the writer thread; `None` once the store is closing.
+    /// To the journal, in revision order; `None` once the store is closing.
     queue: Option<mpsc::Sender<Job>>,
+    /// Wakes the writer thread to write what is queued; `None` once the store is closing.
+    wake: Option<mpsc::Sender<()>>,
 }
 
 #[derive(Debug, Clone, Copy)]
@@ -202,6 +214,7 @@ struct Counters {
     segments: AtomicU64,
     journal_bytes: AtomicU64,
     longest_batch_micros: AtomicU64,
+    inline_batches: AtomicU64,
 }
 
 /// Options for opening a [`FileStore`]; from [`FileStore::builder`].
@@ -280,6 +293,9 @@ pub struct FileStoreStats {
     /// The longest time one batch took to write and sync: the longest a commit waited
     /// for the disk beyond its own batch's work.
     pub longest_batch: std::time::Duration,
+    /// Batches a lone commit's own task wrote, rather than the writer thread (see the
+    /// module's design notes); part of `batches`.
+    pub inline_batches: u64,
 }
 
 impl FileStore {
@@ -329,6 +345,7 @@ impl FileStore {
             longest_batch: std::time::Duration::from_micros(
                 stats.longest_batch_micros.load(Ordering::Relaxed),
             ),
+            inline_batches: stats.inline_batches.load(Ordering::Relaxed),
         }
     }
 
@@ -347,6 +364,7 @@ impl FileStore {
         let opened = open::recover(disk.as_ref())?;
         let revision = opened.records.revision();
         let (sender, receiver) = mpsc::channel();
+        let (wake, woken) = mpsc::channel();
         let stats = Counters::default();
         stats
             .journal_bytes
@@ -358,8 +376,17 @@ impl FileStore {
                 records: opened.records.clone(),
                 failure: None,
                 queue: Some(sender),
+                wake: Some(wake),
             }),
             failed: AtomicBool::new(false),
+            journal: Mutex::new(writer::Journal::new(
+                receiver,
+                opened.active_segment,
+                opened.active_len,
+                opened.active_allocated,
+            )),
+            in_flight: AtomicUsize::new(0),
+            lone_writer: AtomicBool::new(true),
             durable: RwLock::new(Durable {
                 records: opened.records,
                 events: opened.events,
@@ -369,13 +396,7 @@ impl FileStore {
             compactions: Mutex::new(Vec::new()),
             durable_revision: tokio::sync::watch::Sender::new((revision, false)),
         });
-        let writer = writer::spawn(
-            Arc::clone(&shared),
-            receiver,
-            opened.active_segment,
-            opened.active_len,
-            opened.active_allocated,
-        )?;
+        let writer = writer::spawn(Arc::clone(&shared), woken)?;
         Ok(FileStore {
             dir: PathBuf::new(),
             shared,
@@ -458,10 +479,25 @@ impl FileStore {
                 self.shared.failed.store(true, Ordering::Release);
                 return Err(Refused::Failed(error));
             }
-            revision
+            // A lone commit (nothing else in flight, and the last batch held one commit) is
+            // written by its own task, saving the two thread wake-ups of a hand-off to the
+            // writer thread; everything else is the writer thread's.
+            let idle = self.shared.in_flight.fetch_add(1, Ordering::AcqRel) == 0;
+            let inline = idle
+                && self.shared.lone_writer.load(Ordering::Acquire)
+                && writer::can_write_inline();
+            if !inline && let Some(wake) = &acceptor.wake {
+                let _ = wake.send(());
+            }
+            (revision, inline)
         };
+        let (revision, inline) = revision;
         let shared = Arc::clone(&self.shared);
+        let inline = inline.then(|| writer::InlineWrite::new(Arc::clone(&shared)));
         Ok(Accepted::pending(revision, async move {
+            if let Some(write) = inline {
+                write.run();
+            }
             match answer.await {
                 Ok(result) => result,
                 Err(_) => Err(Failure::closed().to_error(&shared)),
@@ -497,7 +533,11 @@ impl Shared {
 impl Drop for FileStore {
     fn drop(&mut self) {
         // Closing the queue lets the writer finish what is queued and stop.
-        self.shared.acceptor().queue = None;
+        {
+            let mut acceptor = self.shared.acceptor();
+            acceptor.queue = None;
+            acceptor.wake = None;
+        }
         if let Some(writer) = self.writer.take() {
             let _ = writer.join();
         }

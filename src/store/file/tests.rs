@@ -156,10 +156,96 @@ async fn a_power_loss_at_any_point_keeps_every_acknowledged_commit() {
     }
 }
 
+/// A lone writer on a multi-threaded runtime writes its own commits (no hand-off to the
+/// writer thread), segments rotating and snapshots being written meanwhile; a crash after any
+/// operation keeps every acknowledged commit, whole.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_lone_writer_writes_inline_and_loses_nothing_in_a_power_loss() {
+    let disk = Arc::new(SimDisk::new());
+    let store = FileStore::open_on(disk.clone(), options(2_048)).unwrap();
+    let mut acknowledged = Vec::new();
+    for i in 0..40u64 {
+        let revision = store.commit(put_with_event(i)).await.unwrap();
+        acknowledged.push((disk.ops(), i, revision));
+    }
+    let stats = store.stats();
+    assert_eq!(stats.commits, 40);
+    assert_eq!(stats.inline_batches, 40, "{stats:?}");
+    assert!(stats.segments_created >= 2, "{stats:?}");
+    drop(store);
+    let total = disk.ops();
+    for ops in 0..=total {
+        let acked: BTreeMap<u64, Revision> = acknowledged
+            .iter()
+            .filter(|(at, _, _)| *at <= ops)
+            .map(|(_, i, revision)| (*i, *revision))
+            .collect();
+        for unsynced in [Unsynced::Lost, Unsynced::Kept(37), Unsynced::Garbage(90)] {
+            let at = format!("crash after {ops} of {total} operations, {unsynced:?}");
+            let crashed = Arc::new(disk.crash_after(ops, unsynced));
+            let store =
+                FileStore::open_on(crashed, options(2_048)).unwrap_or_else(|e| panic!("{at}: {e}"));
+            check_crashed(&store, &acked, &at).await;
+        }
+    }
+}
+
+/// Without a multi-threaded runtime to hand its other tasks to, a lone commit is the writer
+/// thread's: nothing is written inline.
+#[tokio::test]
+async fn a_current_thread_runtime_leaves_every_write_to_the_thread() {
+    let store = FileStore::open_on(Arc::new(SimDisk::new()), options(u64::MAX)).unwrap();
+    for i in 0..5u64 {
+        store.commit(put_with_event(i)).await.unwrap();
+    }
+    let stats = store.stats();
+    assert_eq!((stats.commits, stats.inline_batches), (5, 0), "{stats:?}");
+}
+
+/// A lone commit whose task drops it before waiting (so it never writes it inline) is
+/// written by the writer thread, in revision order with the commit accepted after it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_lone_commit_dropped_unawaited_is_written_by_the_thread() {
+    let disk = Arc::new(SimDisk::new());
+    let store = FileStore::open_on(disk.clone(), options(u64::MAX)).unwrap();
+    let first = store.submit(put_with_event(1)).await.unwrap();
+    let second = store.submit(put_with_event(2)).await.unwrap();
+    assert_eq!(
+        (first.revision(), second.revision()),
+        (Revision(1), Revision(2))
+    );
+    drop(first);
+    assert_eq!(second.durable().await.unwrap(), Revision(2));
+    // Durable in order: the first is readable now too.
+    assert!(store.get(&key(1)).await.unwrap().is_some());
+    let third = store.submit(put_with_event(3)).await.unwrap();
+    drop(third);
+    // Nothing waits for the third; closing the store writes it.
+    drop(store);
+    let crashed = Arc::new(disk.crash_after(disk.ops(), Unsynced::Lost));
+    let store = FileStore::open_on(crashed, options(u64::MAX)).unwrap();
+    check_crashed(
+        &store,
+        &BTreeMap::from([(1, Revision(1)), (2, Revision(2)), (3, Revision(3))]),
+        "after dropped commits",
+    )
+    .await;
+}
+
 /// A failed sync fails the commits of its batch and every later one; readers never see the
 /// failed commit; the disk, reopened, holds whatever reached it, whole.
 #[tokio::test]
 async fn a_failed_sync_fails_the_commit_and_every_later_one() {
+    a_failed_sync_fails_every_later_commit().await;
+}
+
+/// The same when the lone commit whose sync fails is written by its own task.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_failed_inline_sync_fails_the_commit_and_every_later_one() {
+    a_failed_sync_fails_every_later_commit().await;
+}
+
+async fn a_failed_sync_fails_every_later_commit() {
     let disk = Arc::new(SimDisk::new());
     let store = FileStore::open_on(disk.clone(), options(u64::MAX)).unwrap();
     store.commit(put_with_event(1)).await.unwrap();

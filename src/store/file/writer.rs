@@ -1,4 +1,4 @@
-//! The writer thread: group commit.
+//! The journal's writer: group commit, on a thread of its own or, for a lone commit, inline.
 //!
 //! Accepted commits arrive in revision order on a channel. The thread takes everything
 //! queued, appends it to the active journal segment with one write, syncs once, makes the
@@ -14,6 +14,21 @@
 //! on this thread lowered 16 writers' throughput by about a tenth, and spinning after a batch
 //! for the next commit slowed a lone writer on a 2-core machine (the spinning thread takes the
 //! core the next request needs). See BENCHMARKS.md, sixth session.
+//!
+//! # A lone writer writes its own commit
+//!
+//! Handing a commit to this thread costs two thread wake-ups on its path: the thread's, to
+//! write it, and the committing task's worker's, to take the answer (about 25 and 20 µs each
+//! on the 2-vCPU machine measured, a third of a lone commit's time beyond its sync). So when
+//! a commit is accepted with nothing else in flight and the last batch held one commit (a
+//! lone writer: one client, or a quiet moment), its own task writes the queue's first batch
+//! (which holds its commit) inside [`tokio::task::block_in_place`]: Tokio first hands the
+//! worker's other tasks to another thread, so the runtime never stalls on the sync. Only on
+//! a multi-threaded Tokio runtime (elsewhere `block_in_place` is not available); a commit
+//! whose task drops it before writing wakes this thread instead ([`InlineWrite`]'s `Drop`).
+//! Order and group commit are unchanged: every commit is queued in revision order under the
+//! acceptor lock, whoever holds [`Journal`] writes the queue's head, and under concurrency
+//! (commits in flight, batches of more than one) everything stays with this thread.
 
 use std::sync::atomic::Ordering;
 use std::sync::{Arc, PoisonError, mpsc};
@@ -89,33 +104,153 @@ impl Failure {
     }
 }
 
-/// Start the writer thread, writing to `segment` from byte `len` (the segment is `allocated`
-/// bytes long, zeros after `len`).
-pub(super) fn spawn(
-    shared: Arc<Shared>,
+/// The journal's writing end: the queue of accepted commits (in revision order) and the
+/// active segment. Whoever holds it writes the next batch: the writer thread, or a lone
+/// committer inline (see [`InlineWrite`]).
+pub(super) struct Journal {
     queue: mpsc::Receiver<Job>,
-    segment: String,
-    len: u64,
-    allocated: u64,
-) -> Result<JoinHandle<()>, StoreError> {
-    std::thread::Builder::new()
-        .name("toggle-admin-journal".to_owned())
-        .spawn(move || {
-            Writer {
-                shared,
+    writer: Writer,
+}
+
+impl Journal {
+    /// The journal writing to `segment` from byte `len` (the segment is `allocated` bytes
+    /// long, zeros after `len`), taking the commits sent to `queue`.
+    pub(super) fn new(
+        queue: mpsc::Receiver<Job>,
+        segment: String,
+        len: u64,
+        allocated: u64,
+    ) -> Self {
+        Self {
+            queue,
+            writer: Writer {
                 previous_batch: 0,
                 last_write: Duration::ZERO,
                 segment,
                 len,
                 allocated,
+            },
+        }
+    }
+}
+
+/// Start the writer thread. It writes whenever woken through `wake` (a token per commit
+/// queued for it), and once more when `wake` closes, then ends.
+pub(super) fn spawn(
+    shared: Arc<Shared>,
+    wake: mpsc::Receiver<()>,
+) -> Result<JoinHandle<()>, StoreError> {
+    std::thread::Builder::new()
+        .name("toggle-admin-journal".to_owned())
+        .spawn(move || {
+            while wake.recv().is_ok() {
+                // One pass writes everything queued, however many tokens announced it.
+                while wake.try_recv().is_ok() {}
+                drain(&shared, Pass::Thread);
             }
-            .run(queue)
+            drain(&shared, Pass::Thread);
         })
         .map_err(|e| io_error("could not start the journal writer thread", e))
 }
 
-struct Writer {
+/// Who writes, and so how much.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Pass {
+    /// The writer thread: everything queued, batch after batch, gathering (see
+    /// `Writer::gather`).
+    Thread,
+    /// A lone committer inline: one batch (which holds its own commit), no gathering.
+    Inline,
+}
+
+/// Write what is queued, as `pass` says.
+fn drain(shared: &Arc<Shared>, pass: Pass) {
+    let mut journal = shared
+        .journal
+        .lock()
+        .unwrap_or_else(PoisonError::into_inner);
+    let Journal { queue, writer } = &mut *journal;
+    while let Ok(first) = queue.try_recv() {
+        let mut batch = Batch {
+            bytes: Vec::new(),
+            last: None,
+            framed: Vec::new(),
+            waiting: Vec::new(),
+            compactions: Vec::new(),
+        };
+        writer.add(shared, &mut batch, first);
+        while batch.waiting.len() < MAX_BATCH {
+            match queue.try_recv() {
+                Ok(job) => writer.add(shared, &mut batch, job),
+                Err(_) => break,
+            }
+        }
+        if pass == Pass::Thread {
+            writer.gather(shared, queue, &mut batch);
+        }
+        let size = batch.waiting.len();
+        let started = Instant::now();
+        writer.write(shared, batch);
+        if size > 0 {
+            writer.previous_batch = size;
+            writer.last_write = started.elapsed();
+            shared.lone_writer.store(size == 1, Ordering::Release);
+        }
+        if pass == Pass::Inline {
+            shared.stats.inline_batches.fetch_add(1, Ordering::Relaxed);
+            break;
+        }
+    }
+}
+
+/// Whether the calling task may write its own commit: on a multi-threaded Tokio runtime,
+/// where [`tokio::task::block_in_place`] first hands the worker's other tasks to another
+/// thread, so the runtime never stalls on the sync. Elsewhere (a current-thread runtime, no
+/// Tokio) the writer thread writes every commit.
+pub(super) fn can_write_inline() -> bool {
+    tokio::runtime::Handle::try_current()
+        .is_ok_and(|runtime| runtime.runtime_flavor() == tokio::runtime::RuntimeFlavor::MultiThread)
+}
+
+/// A lone commit that its own task writes (see the module's notes): run it, or, if the
+/// task cannot or the future is dropped first, leave it to the writer thread.
+pub(super) struct InlineWrite {
     shared: Arc<Shared>,
+    written: bool,
+}
+
+impl InlineWrite {
+    pub(super) fn new(shared: Arc<Shared>) -> Self {
+        Self {
+            shared,
+            written: false,
+        }
+    }
+
+    /// Write the queue's first batch (which holds this commit, unless the writer thread took
+    /// it already) on this thread.
+    pub(super) fn run(mut self) {
+        if can_write_inline() {
+            let shared = Arc::clone(&self.shared);
+            tokio::task::block_in_place(|| drain(&shared, Pass::Inline));
+            self.written = true;
+        }
+    }
+}
+
+impl Drop for InlineWrite {
+    fn drop(&mut self) {
+        if !self.written {
+            // The commit is queued in order already; the thread writes it with the rest.
+            // Without a wake sender the store is closing, and the thread's last pass takes it.
+            if let Some(wake) = &self.shared.acceptor().wake {
+                let _ = wake.send(());
+            }
+        }
+    }
+}
+
+struct Writer {
     /// How many commits the previous batch held, and how long writing it took: what
     /// `gather` goes by.
     previous_batch: usize,
@@ -139,40 +274,13 @@ struct Batch {
 }
 
 impl Writer {
-    fn run(mut self, queue: mpsc::Receiver<Job>) {
-        while let Ok(first) = queue.recv() {
-            let mut batch = Batch {
-                bytes: Vec::new(),
-                last: None,
-                framed: Vec::new(),
-                waiting: Vec::new(),
-                compactions: Vec::new(),
-            };
-            self.add(&mut batch, first);
-            while batch.waiting.len() < MAX_BATCH {
-                match queue.try_recv() {
-                    Ok(job) => self.add(&mut batch, job),
-                    Err(_) => break,
-                }
-            }
-            self.gather(&queue, &mut batch);
-            let size = batch.waiting.len();
-            let started = Instant::now();
-            self.write(batch);
-            if size > 0 {
-                self.previous_batch = size;
-                self.last_write = started.elapsed();
-            }
-        }
-    }
-
     /// Wait a little for more commits when the batch is smaller than the one before: under
     /// concurrency, clients answered by the previous batch are deciding their next commits
     /// right now, and one sync for all of them beats two syncs (one for the first, one for
     /// the rest). The wait is bounded by a quarter of the last write's duration (so it is
     /// worth at most a quarter of a sync) and by [`MAX_GATHER`]; a lone writer (previous batch
     /// of one) never waits.
-    fn gather(&self, queue: &mpsc::Receiver<Job>, batch: &mut Batch) {
+    fn gather(&self, shared: &Shared, queue: &mpsc::Receiver<Job>, batch: &mut Batch) {
         let target = self.previous_batch.min(MAX_BATCH);
         if batch.waiting.is_empty() || batch.waiting.len() >= target {
             return;
@@ -184,13 +292,13 @@ impl Writer {
                 break;
             }
             match queue.recv_timeout(left) {
-                Ok(job) => self.add(batch, job),
+                Ok(job) => self.add(shared, batch, job),
                 Err(_) => break,
             }
         }
     }
 
-    fn add(&self, batch: &mut Batch, job: Job) {
+    fn add(&self, shared: &Shared, batch: &mut Batch, job: Job) {
         match job {
             Job::Commit {
                 revision,
@@ -208,7 +316,7 @@ impl Writer {
                     Err(error) => {
                         // Only a change set over 4 GiB gets here; it was accepted, so later
                         // commits may depend on it: the store must stop.
-                        self.fail(&error);
+                        fail(shared, &error);
                     }
                 }
                 batch.last = Some((revision, *records));
@@ -218,46 +326,23 @@ impl Writer {
         }
     }
 
-    /// The failure the store is in, if any.
-    fn failure(&self) -> Option<super::Failure> {
-        if !self.shared.failed.load(Ordering::Acquire) {
-            return None;
-        }
-        self.shared.acceptor().failure.clone()
-    }
-
-    fn fail(&self, error: &StoreError) {
-        tracing::error!(%error, "journal write failed; the file store refuses further commits");
-        metrics::counter!("toggle_admin_store_errors_total", "store" => "file").increment(1);
-        let mut acceptor = self.shared.acceptor();
-        if acceptor.failure.is_none() {
-            acceptor.failure = Some(Failure::from_error(error));
-        }
-        self.shared.failed.store(true, Ordering::Release);
-        drop(acceptor);
-        self.shared
-            .durable_revision
-            .send_modify(|durable| durable.1 = true);
-    }
-
-    fn write(&mut self, batch: Batch) {
+    fn write(&mut self, shared: &Arc<Shared>, batch: Batch) {
         let started = Instant::now();
         if let Some((revision, records)) = batch.last {
             // Where the batch lands in the segment.
             let base = self.len;
             let mut bytes = batch.bytes;
             bytes.extend_from_slice(&journal::batch_end(revision));
-            let written = match self.failure() {
-                Some(failure) => Err(failure.to_error(&self.shared)),
-                None => self.append(&bytes),
+            let written = match failure(shared) {
+                Some(failure) => Err(failure.to_error(shared)),
+                None => self.append(shared, &bytes),
             };
             match written {
                 Ok(()) => {
                     {
                         // Records and events become visible together, and only now that
                         // they are durable.
-                        let mut durable = self
-                            .shared
+                        let mut durable = shared
                             .durable
                             .write()
                             .unwrap_or_else(PoisonError::into_inner);
@@ -273,10 +358,10 @@ impl Writer {
                             );
                         }
                     }
-                    self.shared
+                    shared
                         .durable_revision
                         .send_modify(|durable| durable.0 = revision);
-                    let stats = &self.shared.stats;
+                    let stats = &shared.stats;
                     stats
                         .commits
                         .fetch_add(batch.waiting.len() as u64, Ordering::Relaxed);
@@ -291,37 +376,43 @@ impl Writer {
                     metrics::histogram!("toggle_admin_commit_batch_size").record(commits as f64);
                     metrics::histogram!("toggle_admin_journal_sync_seconds")
                         .record(started.elapsed().as_secs_f64());
+                    // Before the answers, so that a client answered here finds the journal
+                    // idle when it commits next (see `FileStore::accept`).
+                    shared.in_flight.fetch_sub(commits, Ordering::AcqRel);
                     for done in batch.waiting {
                         let _ = done.send(Ok(()));
                     }
-                    if self.len > self.shared.options.compact_after_bytes {
-                        self.rotate(revision, None);
+                    if self.len > shared.options.compact_after_bytes {
+                        self.rotate(shared, revision, None);
                     }
                 }
                 Err(error) => {
-                    self.fail(&error);
+                    fail(shared, &error);
+                    shared
+                        .in_flight
+                        .fetch_sub(batch.waiting.len(), Ordering::AcqRel);
                     for done in batch.waiting {
                         let failure = Failure::from_error(&error);
-                        let _ = done.send(Err(failure.to_error(&self.shared)));
+                        let _ = done.send(Err(failure.to_error(shared)));
                     }
                 }
             }
         }
         for done in batch.compactions {
-            if let Some(failure) = self.failure() {
-                let _ = done.send(Err(failure.to_error(&self.shared)));
+            if let Some(failure) = failure(shared) {
+                let _ = done.send(Err(failure.to_error(shared)));
                 continue;
             }
-            let revision = self.shared.read_state().records.revision();
-            self.rotate(revision, Some(done));
+            let revision = shared.read_state().records.revision();
+            self.rotate(shared, revision, Some(done));
         }
     }
 
     /// Write `bytes` (whole records and a batch end) after the active segment's records and,
     /// if durable, sync it. Past the zeroed space, first make the next
     /// [`preallocate_bytes`](super::Options) ready: written as zeros, synced with the batch.
-    fn append(&mut self, bytes: &[u8]) -> Result<(), StoreError> {
-        let disk = &self.shared.disk;
+    fn append(&mut self, shared: &Shared, bytes: &[u8]) -> Result<(), StoreError> {
+        let disk = &shared.disk;
         let failed = |what: &str, e| {
             io_error(
                 format!("could not {what} {}", disk.describe(&self.segment)),
@@ -330,7 +421,7 @@ impl Writer {
         };
         let end = self.len + bytes.len() as u64;
         if end > self.allocated {
-            let target = end + self.shared.options.preallocate_bytes;
+            let target = end + shared.options.preallocate_bytes;
             let zeros = vec![0; usize::try_from(target - self.allocated).unwrap_or(0)];
             disk.write_at(&self.segment, self.allocated, &zeros)
                 .map_err(|e| failed("make room in", e))?;
@@ -338,12 +429,12 @@ impl Writer {
         }
         disk.write_at(&self.segment, self.len, bytes)
             .map_err(|e| failed("write to", e))?;
-        if self.shared.options.durable {
+        if shared.options.durable {
             disk.sync(&self.segment).map_err(|e| failed("sync", e))?;
-            self.shared.stats.syncs.fetch_add(1, Ordering::Relaxed);
+            shared.stats.syncs.fetch_add(1, Ordering::Relaxed);
         }
         self.len = end;
-        self.shared
+        shared
             .stats
             .journal_bytes
             .store(self.len, Ordering::Relaxed);
@@ -355,6 +446,7 @@ impl Writer {
     /// (`done`), otherwise unless one is being written already.
     fn rotate(
         &mut self,
+        shared: &Arc<Shared>,
         revision: Revision,
         done: Option<oneshot::Sender<Result<(), StoreError>>>,
     ) {
@@ -364,7 +456,7 @@ impl Writer {
             // Nothing was committed since the last rotation.
             Ok(next.clone())
         } else {
-            journal::create_segment(self.shared.disk.as_ref(), revision)
+            journal::create_segment(shared.disk.as_ref(), revision)
         };
         match created {
             Ok(next) => {
@@ -372,15 +464,15 @@ impl Writer {
                     self.segment = next;
                     self.len = journal::HEADER_LEN;
                     self.allocated = journal::HEADER_LEN;
-                    let stats = &self.shared.stats;
+                    let stats = &shared.stats;
                     stats.segments.fetch_add(1, Ordering::Relaxed);
                     stats.journal_bytes.store(self.len, Ordering::Relaxed);
                     stats
                         .longest_batch_micros
                         .fetch_max(elapsed_micros(started), Ordering::Relaxed);
                 }
-                let records = self.shared.read_state().records.clone();
-                compaction::start(&self.shared, records, done);
+                let records = shared.read_state().records.clone();
+                compaction::start(shared, records, done);
             }
             Err(error) => {
                 // The old segment is intact and stays the active one; commits go on there.
@@ -395,4 +487,26 @@ impl Writer {
 
 fn elapsed_micros(since: Instant) -> u64 {
     u64::try_from(since.elapsed().as_micros()).unwrap_or(u64::MAX)
+}
+
+/// The failure the store is in, if any.
+fn failure(shared: &Shared) -> Option<super::Failure> {
+    if !shared.failed.load(Ordering::Acquire) {
+        return None;
+    }
+    shared.acceptor().failure.clone()
+}
+
+fn fail(shared: &Shared, error: &StoreError) {
+    tracing::error!(%error, "journal write failed; the file store refuses further commits");
+    metrics::counter!("toggle_admin_store_errors_total", "store" => "file").increment(1);
+    let mut acceptor = shared.acceptor();
+    if acceptor.failure.is_none() {
+        acceptor.failure = Some(Failure::from_error(error));
+    }
+    shared.failed.store(true, Ordering::Release);
+    drop(acceptor);
+    shared
+        .durable_revision
+        .send_modify(|durable| durable.1 = true);
 }
