@@ -153,10 +153,9 @@ struct Shared {
     durable: RwLock<Durable>,
     /// Where commits are decided.
     acceptor: Mutex<Acceptor>,
-    /// Set (after [`Acceptor::failure`]) when the store stops taking commits: lets the writer
-    /// thread check for a failure before each batch without taking the acceptor lock, which
-    /// the committing task still holds when the writer wakes up for its commit (taking it
-    /// there cost every lone commit a futex sleep and wake-up, ~20–40 µs).
+    /// Set (after [`Acceptor::failure`]) when the store stops taking commits: lets a writer
+    /// check for a failure before each batch without taking the acceptor lock, which the
+    /// committing task may still hold when the writer thread wakes up for its commit.
     failed: AtomicBool,
     /// The journal's writing end: held by whoever writes a batch.
     journal: Mutex<writer::Journal>,
@@ -452,7 +451,7 @@ impl FileStore {
             })
             .map_err(Refused::Failed)?;
         let (done, answer) = tokio::sync::oneshot::channel();
-        let revision = {
+        let (revision, inline) = {
             let mut acceptor = self.shared.acceptor();
             if let Some(failure) = &acceptor.failure {
                 return Err(Refused::Failed(failure.to_error(&self.shared)));
@@ -491,7 +490,6 @@ impl FileStore {
             }
             (revision, inline)
         };
-        let (revision, inline) = revision;
         let shared = Arc::clone(&self.shared);
         let inline = inline.then(|| writer::InlineWrite::new(Arc::clone(&shared)));
         Ok(Accepted::pending(revision, async move {

@@ -89,6 +89,16 @@ async fn check_crashed(store: &FileStore, acknowledged: &BTreeMap<u64, Revision>
     }
 }
 
+/// The commits acknowledged within the first `ops` disk operations (each recorded with the
+/// operation count at its acknowledgement), by key number.
+fn acknowledged_by(acknowledged: &[(usize, u64, Revision)], ops: usize) -> BTreeMap<u64, Revision> {
+    acknowledged
+        .iter()
+        .filter(|(at, _, _)| *at <= ops)
+        .map(|(_, i, revision)| (*i, *revision))
+        .collect()
+}
+
 /// Sixteen tasks commit concurrently over a simulated disk with a small rotation threshold
 /// (so segments rotate and snapshots are written meanwhile). Then the disk is crashed after
 /// every recorded operation, with the unsynced bytes lost, kept in part, or damaged: every
@@ -123,11 +133,7 @@ async fn a_power_loss_at_any_point_keeps_every_acknowledged_commit() {
 
     let total = disk.ops();
     for ops in 0..=total {
-        let acked: BTreeMap<u64, Revision> = acknowledged
-            .iter()
-            .filter(|(at, _, _)| *at <= ops)
-            .map(|(_, i, revision)| (*i, *revision))
-            .collect();
+        let acked = acknowledged_by(&acknowledged, ops);
         for unsynced in [
             Unsynced::Lost,
             Unsynced::Kept(usize::MAX),
@@ -175,11 +181,7 @@ async fn a_lone_writer_writes_inline_and_loses_nothing_in_a_power_loss() {
     drop(store);
     let total = disk.ops();
     for ops in 0..=total {
-        let acked: BTreeMap<u64, Revision> = acknowledged
-            .iter()
-            .filter(|(at, _, _)| *at <= ops)
-            .map(|(_, i, revision)| (*i, *revision))
-            .collect();
+        let acked = acknowledged_by(&acknowledged, ops);
         for unsynced in [Unsynced::Lost, Unsynced::Kept(37), Unsynced::Garbage(90)] {
             let at = format!("crash after {ops} of {total} operations, {unsynced:?}");
             let crashed = Arc::new(disk.crash_after(ops, unsynced));
