@@ -26,8 +26,8 @@
 //!   zeroed and synced beforehand, so the sync writes data blocks only, not the file's
 //!   length (about half the time of an appending sync on the machines measured). Revisions are queued in order,
 //!   so the journal and durability follow revision order, and a commit decided on an
-//!   accepted one can never be durable before it. A lone commit (nothing else in flight)
-//!   is written by its own task instead, inside `tokio::task::block_in_place` on a
+//!   accepted one can never be durable before it. A lone writer's commit (nothing else in
+//!   flight, the last batches of one commit each) is written by its own task instead, inside `tokio::task::block_in_place` on a
 //!   multi-threaded runtime, which saves the two thread wake-ups of the hand-off (see
 //!   `writer`).
 //! * **Readers see durable state only**: [`Store::get`], [`Store::list`] and
@@ -161,9 +161,10 @@ struct Shared {
     journal: Mutex<writer::Journal>,
     /// Commits accepted and not yet answered by a writer.
     in_flight: AtomicUsize,
-    /// Whether the last batch held a single commit: a lone writer, whose next commit its own
-    /// task writes when nothing else is in flight (see `FileStore::accept`).
-    lone_writer: AtomicBool,
+    /// How many batches in a row held a single commit (up to [`writer::LONE_STREAK`]): a
+    /// lone writer, whose next commit its own task writes when nothing else is in flight
+    /// (see `FileStore::accept`).
+    lone_batches: AtomicUsize,
     stats: Counters,
     /// Held while a snapshot is written, so that two never write the same temp file.
     snapshotting: Mutex<()>,
@@ -385,7 +386,7 @@ impl FileStore {
                 opened.active_allocated,
             )),
             in_flight: AtomicUsize::new(0),
-            lone_writer: AtomicBool::new(true),
+            lone_batches: AtomicUsize::new(writer::LONE_STREAK),
             durable: RwLock::new(Durable {
                 records: opened.records,
                 events: opened.events,
@@ -478,12 +479,12 @@ impl FileStore {
                 self.shared.failed.store(true, Ordering::Release);
                 return Err(Refused::Failed(error));
             }
-            // A lone commit (nothing else in flight, and the last batch held one commit) is
-            // written by its own task, saving the two thread wake-ups of a hand-off to the
-            // writer thread; everything else is the writer thread's.
+            // A lone commit (nothing else in flight, and the last batches held one commit
+            // each) is written by its own task, saving the two thread wake-ups of a hand-off
+            // to the writer thread; everything else is the writer thread's.
             let idle = self.shared.in_flight.fetch_add(1, Ordering::AcqRel) == 0;
             let inline = idle
-                && self.shared.lone_writer.load(Ordering::Acquire)
+                && self.shared.lone_batches.load(Ordering::Acquire) >= writer::LONE_STREAK
                 && writer::can_write_inline();
             if !inline && let Some(wake) = &acceptor.wake {
                 let _ = wake.send(());

@@ -20,8 +20,8 @@
 //! Handing a commit to this thread costs two thread wake-ups on its path: the thread's, to
 //! write it, and the committing task's worker's, to take the answer (about 25 and 20 µs each
 //! on the 2-vCPU machine measured, a third of a lone commit's time beyond its sync). So when
-//! a commit is accepted with nothing else in flight and the last batch held one commit (a
-//! lone writer: one client, or a quiet moment), its own task writes the queue's first batch
+//! a commit is accepted with nothing else in flight and the last [`LONE_STREAK`] batches held
+//! one commit each (a lone writer: one client, or a quiet spell), its own task writes the queue's first batch
 //! (which holds its commit) inside [`tokio::task::block_in_place`]: Tokio first hands the
 //! worker's other tasks to another thread, so the runtime never stalls on the sync. Only on
 //! a multi-threaded Tokio runtime (elsewhere `block_in_place` is not available); a commit
@@ -45,6 +45,12 @@ use crate::store::{Event, Records, Revision, StoreError};
 const MAX_BATCH: usize = 4096;
 /// The longest a batch waits for more commits (see `Writer::gather`).
 const MAX_GATHER: Duration = Duration::from_millis(2);
+/// How many single-commit batches in a row make a lone writer, whose commits are written
+/// inline. More than one: under concurrency a batch of one now and then is common, and an
+/// inline write then moves a busy worker's queue of tasks to another thread, which on a
+/// saturated machine waits for a core (measured at 16 connections: a maximum latency of
+/// 11–50 ms with a streak of one, 9–13 ms with eight; BENCHMARKS.md, eighth session).
+pub(super) const LONE_STREAK: usize = 8;
 
 /// Work for the writer thread.
 pub(super) enum Job {
@@ -194,7 +200,14 @@ fn drain(shared: &Arc<Shared>, pass: Pass) {
         if size > 0 {
             writer.previous_batch = size;
             writer.last_write = started.elapsed();
-            shared.lone_writer.store(size == 1, Ordering::Release);
+            if size == 1 {
+                let streak = shared.lone_batches.load(Ordering::Acquire);
+                shared
+                    .lone_batches
+                    .store((streak + 1).min(LONE_STREAK), Ordering::Release);
+            } else {
+                shared.lone_batches.store(0, Ordering::Release);
+            }
         }
         if pass == Pass::Inline {
             shared.stats.inline_batches.fetch_add(1, Ordering::Relaxed);
