@@ -110,10 +110,7 @@ impl FileStore {
                 .queue
                 .as_ref()
                 .is_some_and(|queue| queue.send(Job::Compact { done }).is_ok())
-                && acceptor
-                    .wake
-                    .as_ref()
-                    .is_some_and(|wake| wake.send(()).is_ok());
+                && acceptor.wake_writer();
             if !sent {
                 return Err(super::Failure::closed().to_error(&self.shared));
             }

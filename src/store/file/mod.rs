@@ -27,9 +27,9 @@
 //!   length (about half the time of an appending sync on the machines measured). Revisions are queued in order,
 //!   so the journal and durability follow revision order, and a commit decided on an
 //!   accepted one can never be durable before it. A lone writer's commit (nothing else in
-//!   flight, the last batches of one commit each) is written by its own task instead, inside `tokio::task::block_in_place` on a
-//!   multi-threaded runtime, which saves the two thread wake-ups of the hand-off (see
-//!   `writer`).
+//!   flight, the last batches of one commit each) is written by its own task instead,
+//!   inside `tokio::task::block_in_place` on a multi-threaded runtime, which saves the two
+//!   thread wake-ups of the hand-off (see `writer`).
 //! * **Readers see durable state only**: [`Store::get`], [`Store::list`] and
 //!   [`Store::view`] read the records as of the last synced batch; a view is a clone of
 //!   persistent maps, so it never waits for writers and never holds them up.
@@ -475,8 +475,7 @@ impl FileStore {
             if !sent {
                 let failure = Failure::closed();
                 let error = failure.to_error(&self.shared);
-                acceptor.failure = Some(failure);
-                self.shared.failed.store(true, Ordering::Release);
+                self.shared.record_failure(&mut acceptor, failure);
                 return Err(Refused::Failed(error));
             }
             // A lone commit (nothing else in flight, and the last batches held one commit
@@ -486,8 +485,8 @@ impl FileStore {
             let inline = idle
                 && self.shared.lone_batches.load(Ordering::Acquire) >= writer::LONE_STREAK
                 && writer::can_write_inline();
-            if !inline && let Some(wake) = &acceptor.wake {
-                let _ = wake.send(());
+            if !inline {
+                acceptor.wake_writer();
             }
             (revision, inline)
         };
@@ -526,6 +525,21 @@ impl Shared {
 
     fn describe(&self, name: &str) -> String {
         self.disk.describe(name)
+    }
+
+    /// Stop taking commits: `failure` under the acceptor lock, and the flag writers check
+    /// without it, always together.
+    fn record_failure(&self, acceptor: &mut Acceptor, failure: Failure) {
+        acceptor.failure = Some(failure);
+        self.failed.store(true, Ordering::Release);
+    }
+}
+
+impl Acceptor {
+    /// Wake the writer thread to write what is queued; `false` once the store is closing
+    /// (the thread's last pass then takes what is queued).
+    fn wake_writer(&self) -> bool {
+        self.wake.as_ref().is_some_and(|wake| wake.send(()).is_ok())
     }
 }
 

@@ -234,6 +234,27 @@ async fn a_lone_commit_dropped_unawaited_is_written_by_the_thread() {
     .await;
 }
 
+/// A batch of more than one commit ends inline writes until the writer has been lone for
+/// `LONE_STREAK` batches in a row: a commit left unawaited, then another, make the writer
+/// thread write both as one batch; the next `LONE_STREAK` commits go to the thread, the one
+/// after is written inline.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_batch_of_two_ends_inline_writes_until_a_streak_of_lone_batches() {
+    let store = FileStore::open_on(Arc::new(SimDisk::new()), options(u64::MAX)).unwrap();
+    let first = store.submit(put_with_event(1)).await.unwrap();
+    let second = store.submit(put_with_event(2)).await.unwrap();
+    second.durable().await.unwrap();
+    drop(first);
+    let stats = store.stats();
+    assert_eq!((stats.batches, stats.inline_batches), (1, 0), "{stats:?}");
+    for i in 0..super::writer::LONE_STREAK as u64 {
+        store.commit(put_with_event(10 + i)).await.unwrap();
+    }
+    assert_eq!(store.stats().inline_batches, 0, "{:?}", store.stats());
+    store.commit(put_with_event(99)).await.unwrap();
+    assert_eq!(store.stats().inline_batches, 1, "{:?}", store.stats());
+}
+
 /// A failed sync fails the commits of its batch and every later one; readers never see the
 /// failed commit; the disk, reopened, holds whatever reached it, whole.
 #[tokio::test]

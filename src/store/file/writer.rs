@@ -20,9 +20,9 @@
 //! Handing a commit to this thread costs two thread wake-ups on its path: the thread's, to
 //! write it, and the committing task's worker's, to take the answer (about 25 and 20 µs each
 //! on the 2-vCPU machine measured, a third of a lone commit's time beyond its sync). So when
-//! a commit is accepted with nothing else in flight and the last [`LONE_STREAK`] batches held
-//! one commit each (a lone writer: one client, or a quiet spell), its own task writes the queue's first batch
-//! (which holds its commit) inside [`tokio::task::block_in_place`]: Tokio first hands the
+//! a commit is accepted with nothing else in flight and the last [`LONE_STREAK`] batches
+//! held one commit each (a lone writer: one client, or a quiet spell), its own task writes
+//! the queue's first batch (which holds its commit) inside [`tokio::task::block_in_place`]: Tokio first hands the
 //! worker's other tasks to another thread, so the runtime never stalls on the sync. Only on
 //! a multi-threaded Tokio runtime (elsewhere `block_in_place` is not available); a commit
 //! whose task drops it before writing wakes this thread instead ([`InlineWrite`]'s `Drop`).
@@ -200,17 +200,11 @@ fn drain(shared: &Arc<Shared>, pass: Pass) {
         if size > 0 {
             writer.previous_batch = size;
             writer.last_write = started.elapsed();
-            if size == 1 {
-                let streak = shared.lone_batches.load(Ordering::Acquire);
-                shared
-                    .lone_batches
-                    .store((streak + 1).min(LONE_STREAK), Ordering::Release);
-            } else {
-                shared.lone_batches.store(0, Ordering::Release);
+            if pass == Pass::Inline {
+                shared.stats.inline_batches.fetch_add(1, Ordering::Relaxed);
             }
         }
         if pass == Pass::Inline {
-            shared.stats.inline_batches.fetch_add(1, Ordering::Relaxed);
             break;
         }
     }
@@ -256,9 +250,7 @@ impl Drop for InlineWrite {
         if !self.written {
             // The commit is queued in order already; the thread writes it with the rest.
             // Without a wake sender the store is closing, and the thread's last pass takes it.
-            if let Some(wake) = &self.shared.acceptor().wake {
-                let _ = wake.send(());
-            }
+            self.shared.acceptor().wake_writer();
         }
     }
 }
@@ -391,6 +383,13 @@ impl Writer {
                         .record(started.elapsed().as_secs_f64());
                     // Before the answers, so that a client answered here finds the journal
                     // idle when it commits next (see `FileStore::accept`).
+                    let streak = shared.lone_batches.load(Ordering::Acquire);
+                    let streak = if commits == 1 {
+                        (streak + 1).min(LONE_STREAK)
+                    } else {
+                        0
+                    };
+                    shared.lone_batches.store(streak, Ordering::Release);
                     shared.in_flight.fetch_sub(commits, Ordering::AcqRel);
                     for done in batch.waiting {
                         let _ = done.send(Ok(()));
@@ -515,9 +514,8 @@ fn fail(shared: &Shared, error: &StoreError) {
     metrics::counter!("toggle_admin_store_errors_total", "store" => "file").increment(1);
     let mut acceptor = shared.acceptor();
     if acceptor.failure.is_none() {
-        acceptor.failure = Some(Failure::from_error(error));
+        shared.record_failure(&mut acceptor, Failure::from_error(error));
     }
-    shared.failed.store(true, Ordering::Release);
     drop(acceptor);
     shared
         .durable_revision
