@@ -52,6 +52,7 @@
 //! written but not synced: a crash of the machine may lose recently acknowledged commits,
 //! never corrupt the store. A crash of the process alone loses nothing either way.
 
+mod accept;
 mod compaction;
 mod disk;
 mod event_index;
@@ -76,8 +77,9 @@ use std::thread::JoinHandle;
 
 use async_trait::async_trait;
 
+use accept::Acceptor;
 use disk::{Disk, OsDisk};
-use writer::{Failure, Job};
+use writer::Failure;
 
 use super::{
     Accepted, ChangeSet, Collection, Event, EventPage, EventQuery, Key, Listing, ReadView, Records,
@@ -180,21 +182,6 @@ struct Shared {
 struct Durable {
     records: Records,
     events: EventIndex,
-}
-
-/// The accepted state and the queue to the writer, behind one lock: checking, numbering and
-/// queueing a commit happen together, so the queue is in revision order.
-struct Acceptor {
-    /// Every accepted commit applied: what the next commit's preconditions are checked
-    /// against.
-    records: Records,
-    /// Set when a write or sync failed: the journal's contents are then unknown, so the store
-    /// refuses every further commit until it is reopened (and recovery says what survived).
-    failure: Option<Failure>,
-    /// To the journal, in revision order; `None` once the store is closing.
-    queue: Option<mpsc::Sender<Job>>,
-    /// Wakes the writer thread to write what is queued; `None` once the store is closing.
-    wake: Option<mpsc::Sender<()>>,
 }
 
 #[derive(Debug, Clone, Copy)]
@@ -423,93 +410,6 @@ impl FileStore {
                 source: Some(Box::new(e)),
             })?
     }
-
-    /// Accept `changes`; on a conflict, answer only once the commits it conflicted with are
-    /// visible to reads, so that the caller's re-read sees them instead of spinning on the
-    /// state before them (which also spaces out retries by one batch).
-    async fn submit_changes(&self, changes: ChangeSet) -> Result<Accepted, StoreError> {
-        match self.accept(changes) {
-            Ok(accepted) => Ok(accepted),
-            Err(Refused::Conflict(error, accepted)) => {
-                let mut durable = self.shared.durable_revision.subscribe();
-                // An error here means the store is closing; the conflict stands either way.
-                let _ = durable
-                    .wait_for(|(revision, failed)| *failed || *revision >= accepted)
-                    .await;
-                Err(error)
-            }
-            Err(Refused::Failed(error)) => Err(error),
-        }
-    }
-
-    /// Accept `changes`: check, number and queue them; see the module's design notes.
-    fn accept(&self, changes: ChangeSet) -> Result<Accepted, Refused> {
-        // Encoding is the costly part of accepting; do it outside the lock.
-        let payload = serde_json::to_vec(&changes)
-            .map_err(|source| StoreError::Encoding {
-                what: "a change set".to_owned(),
-                source,
-            })
-            .map_err(Refused::Failed)?;
-        let (done, answer) = tokio::sync::oneshot::channel();
-        let (revision, inline) = {
-            let mut acceptor = self.shared.acceptor();
-            if let Some(failure) = &acceptor.failure {
-                return Err(Refused::Failed(failure.to_error(&self.shared)));
-            }
-            if let Err(error) = acceptor.records.check(&changes) {
-                return Err(Refused::Conflict(error, acceptor.records.revision()));
-            }
-            let (revision, events) = acceptor.records.apply(changes.writes, changes.events);
-            let job = Job::Commit {
-                revision,
-                payload,
-                records: Box::new(acceptor.records.clone()),
-                events,
-                done,
-            };
-            let sent = match &acceptor.queue {
-                Some(queue) => queue.send(job).is_ok(),
-                None => false,
-            };
-            if !sent {
-                let failure = Failure::closed();
-                let error = failure.to_error(&self.shared);
-                self.shared.record_failure(&mut acceptor, failure);
-                return Err(Refused::Failed(error));
-            }
-            // A lone commit (nothing else in flight, and the last batches held one commit
-            // each) is written by its own task, saving the two thread wake-ups of a hand-off
-            // to the writer thread; everything else is the writer thread's.
-            let idle = self.shared.in_flight.fetch_add(1, Ordering::AcqRel) == 0;
-            let inline = idle
-                && self.shared.lone_batches.load(Ordering::Acquire) >= writer::LONE_STREAK
-                && writer::can_write_inline();
-            if !inline {
-                acceptor.wake_writer();
-            }
-            (revision, inline)
-        };
-        let shared = Arc::clone(&self.shared);
-        let inline = inline.then(|| writer::InlineWrite::new(Arc::clone(&shared)));
-        Ok(Accepted::pending(revision, async move {
-            if let Some(write) = inline {
-                write.run();
-            }
-            match answer.await {
-                Ok(result) => result,
-                Err(_) => Err(Failure::closed().to_error(&shared)),
-            }
-        }))
-    }
-}
-
-/// Why a change set was not accepted.
-enum Refused {
-    /// A precondition failed against the accepted state, whose revision is given.
-    Conflict(StoreError, Revision),
-    /// The store cannot take commits.
-    Failed(StoreError),
 }
 
 impl Shared {
@@ -517,29 +417,8 @@ impl Shared {
         self.durable.read().unwrap_or_else(PoisonError::into_inner)
     }
 
-    /// The acceptor lock. Nothing panics while holding it in a way that leaves it
-    /// half-updated (a check fails before anything changes), so poisoning is ignored.
-    fn acceptor(&self) -> std::sync::MutexGuard<'_, Acceptor> {
-        self.acceptor.lock().unwrap_or_else(PoisonError::into_inner)
-    }
-
     fn describe(&self, name: &str) -> String {
         self.disk.describe(name)
-    }
-
-    /// Stop taking commits: `failure` under the acceptor lock, and the flag writers check
-    /// without it, always together.
-    fn record_failure(&self, acceptor: &mut Acceptor, failure: Failure) {
-        acceptor.failure = Some(failure);
-        self.failed.store(true, Ordering::Release);
-    }
-}
-
-impl Acceptor {
-    /// Wake the writer thread to write what is queued; `false` once the store is closing
-    /// (the thread's last pass then takes what is queued).
-    fn wake_writer(&self) -> bool {
-        self.wake.as_ref().is_some_and(|wake| wake.send(()).is_ok())
     }
 }
 
