@@ -244,7 +244,7 @@ fn bench_concurrency(c: &mut Criterion) {
     let mut group = c.benchmark_group("patch_variants concurrency");
     let dir = TempDir::new("concurrency");
     let store = FileStore::open(&dir.0).unwrap();
-    let (admin, caller) = runtime.block_on(populated(store, 16));
+    let durable = runtime.block_on(populated(store, 16));
     // Two shapes of the same load. In waves (`tasks`): the tasks are spawned, each patches
     // once, all are awaited, and again; every wave ends with a barrier (the last commit's
     // sync and every task's wake-up). As writers (`writers`): each task patches again as soon
@@ -257,43 +257,39 @@ fn bench_concurrency(c: &mut Criterion) {
             "FileStore durable",
             shape,
             in_waves,
-            &admin,
-            &caller,
+            &durable,
             &patch,
         );
     }
-    drop(admin);
+    drop(durable);
     drop(dir);
     // The ceiling of the durable writers: the same writers on a MemoryStore, which never
     // syncs. On a machine whose sync is fast, the ratio of 16 durable writers to one is
-    // bounded by the CPU a commit costs rather than by the sync, and this is what 16 durable
-    // writers are measured against (the library's counterpart of the HTTP acceptance point
-    // "FileStore ≥ 70 % of MemoryStore"); see BENCHMARKS.md.
-    let (admin, caller) = runtime.block_on(populated(MemoryStore::new(), 16));
+    // bounded by the CPU a commit costs rather than by the sync; BENCHMARKS.md compares the
+    // durable writers with these (as the HTTP acceptance compares the FileStore with the
+    // MemoryStore).
+    let memory = runtime.block_on(populated(MemoryStore::new(), 16));
     concurrency_cases(
         &mut group,
         &runtime,
         "MemoryStore",
         "writers",
         false,
-        &admin,
-        &caller,
+        &memory,
         &patch,
     );
     group.finish();
 }
 
 /// The concurrency cases of one store in one shape: 1 task, 16 tasks on 16 features, 16
-/// tasks on one feature.
-#[allow(clippy::too_many_arguments)]
+/// tasks on one feature, each patching through `(admin, caller)`.
 fn concurrency_cases(
     group: &mut criterion::BenchmarkGroup<'_, criterion::measurement::WallTime>,
     runtime: &tokio::runtime::Runtime,
     store: &str,
     shape: &str,
     in_waves: bool,
-    admin: &ToggleAdmin,
-    caller: &Caller,
+    (admin, caller): &(ToggleAdmin, Caller),
     patch: &Patch,
 ) {
     // (tasks, whether they all patch the same feature)

@@ -22,8 +22,9 @@
 //! on the 2-vCPU machine measured, a third of a lone commit's time beyond its sync). So when
 //! a commit is accepted with nothing else in flight and the last [`LONE_STREAK`] batches
 //! held one commit each (a lone writer: one client, or a quiet spell), its own task writes
-//! the queue's first batch (which holds its commit) inside [`tokio::task::block_in_place`]: Tokio first hands the
-//! worker's other tasks to another thread, so the runtime never stalls on the sync. Only on
+//! the queue's first batch (which holds its commit) inside
+//! [`tokio::task::block_in_place`]: Tokio first hands the worker's other tasks to another
+//! thread, so the runtime never stalls on the sync. Only on
 //! a multi-threaded Tokio runtime (elsewhere `block_in_place` is not available); a commit
 //! whose task drops it before writing wakes this thread instead ([`InlineWrite`]'s `Drop`).
 //! Order and group commit are unchanged: every commit is queued in revision order under the
