@@ -169,6 +169,7 @@ async fn a_refused_change_set_fails_alone_and_its_batch_still_commits() {
             (n, store.commit(create(&format!("f{n:02}"), value)).await)
         }));
     }
+    let mut revisions = BTreeSet::new();
     for task in tasks {
         let (n, outcome) = task.await.expect("task");
         if n == POISONED {
@@ -179,7 +180,11 @@ async fn a_refused_change_set_fails_alone_and_its_batch_still_commits() {
                 other => panic!("the poisoned change set answered {other:?}"),
             }
         } else {
-            outcome.unwrap_or_else(|e| panic!("commit {n} failed: {e}"));
+            let revision = outcome.unwrap_or_else(|e| panic!("commit {n} failed: {e}"));
+            assert!(
+                revisions.insert(revision),
+                "revision {revision} given twice"
+            );
         }
     }
     assert!(
@@ -189,10 +194,19 @@ async fn a_refused_change_set_fails_alone_and_its_batch_still_commits() {
             .unwrap()
             .is_none()
     );
+    // The revisions the refused batch took before it was rolled back are lost (a gap in
+    // the numbers); the store's revision is the last commit's all the same.
     let committed = COMMITS as u64 - 1;
-    assert_eq!(store.revision().await.unwrap(), Revision(committed));
+    assert_eq!(revisions.len() as u64, committed);
+    assert_eq!(
+        store.revision().await.unwrap(),
+        *revisions.last().expect("revisions")
+    );
     let events = store.events(0, 1_000).await.unwrap();
     assert_eq!(events.len() as u64, committed);
+    // One event per commit, carrying that commit's revision.
+    let event_revisions: BTreeSet<Revision> = events.iter().map(|e| e.revision).collect();
+    assert_eq!(event_revisions, revisions);
     assert!(
         events
             .iter()

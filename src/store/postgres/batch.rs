@@ -53,11 +53,10 @@
 use std::sync::Arc;
 
 use deadpool_postgres::Pool;
-use futures_util::future::{join, join_all};
 use tokio::sync::{OwnedSemaphorePermit, Semaphore, mpsc, oneshot};
 use tokio_postgres::types::ToSql;
 
-use super::commit::{self, Failure, Plan};
+use super::commit::{self, Failure, Locks, Plan};
 use super::failure::{self, backend, connection_lost, plain};
 use super::sql::Statements;
 use crate::store::{ChangeSet, Revision, StoreError};
@@ -252,21 +251,15 @@ impl Committer {
                 }
             }
         };
-        let lock = tx
-            .prepare_cached(&self.statements.lock_meta)
-            .await
-            .map_err(during("commit: preparing"))?;
         let statement = tx
             .prepare_cached(&self.statements.commit)
             .await
             .map_err(during("commit: preparing"))?;
         let params: Vec<Vec<&(dyn ToSql + Sync)>> = plans.iter().map(Plan::params).collect();
-        // Sent in this order on one connection, so they run in this order: the lock first,
-        // then each change set seeing the ones before it.
-        let locked = tx.query_one(&lock, &[]);
-        let applied = join_all(params.iter().map(|p| tx.query_one(&statement, p)));
-        let (locked, applied) = join(locked, applied).await;
-        locked.map_err(during("commit: locking the store"))?;
+        let applied = Locks::of(plans)
+            .run(&tx, &self.statements, &statement, &params)
+            .await
+            .map_err(|(what, e)| during(what)(e))?;
         let mut results = Vec::with_capacity(plans.len());
         for (plan, row) in plans.iter().zip(applied) {
             let row = row.map_err(during("commit: writing a change set"))?;

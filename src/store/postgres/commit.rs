@@ -1,11 +1,13 @@
-//! One commit as one transaction: lock the meta row, check the preconditions, apply every write
-//! and event in a single statement, commit. Four round trips after `BEGIN` whatever the size of
-//! the change set, because the writes and events travel as arrays.
+//! One commit as one transaction: lock the keys it reads and writes, enter the gate, check the
+//! preconditions and apply every write and event in a single statement, commit. The three
+//! statements go out together, so a commit costs two round trips after `BEGIN` whatever the
+//! size of the change set: the writes and events travel as arrays.
 
 use std::collections::{BTreeSet, HashMap};
 
 use chrono::{DateTime, Utc};
-use deadpool_postgres::Client;
+use deadpool_postgres::{Client, Transaction};
+use futures_util::future::join3;
 use serde_json::value::RawValue;
 use tokio_postgres::types::{Json as PgJson, ToSql};
 
@@ -16,6 +18,9 @@ use crate::store::{ChangeSet, Precondition, Revision, StoreError, Write};
 /// A change set laid out as the array parameters of the check and apply statements.
 pub(super) struct Plan<'a> {
     preconditions: &'a [Precondition],
+    lock_collections: Vec<&'static str>,
+    lock_ids: Vec<&'a str>,
+    checks_collections: bool,
     check_collections: Vec<&'static str>,
     check_ids: Vec<Option<&'a str>>,
     check_revisions: Vec<i64>,
@@ -46,6 +51,9 @@ impl<'a> Plan<'a> {
     pub(super) fn new(changes: &'a ChangeSet) -> Self {
         let mut plan = Plan {
             preconditions: &changes.preconditions,
+            lock_collections: Vec::new(),
+            lock_ids: Vec::new(),
+            checks_collections: false,
             check_collections: Vec::with_capacity(changes.preconditions.len()),
             check_ids: Vec::with_capacity(changes.preconditions.len()),
             check_revisions: Vec::with_capacity(changes.preconditions.len()),
@@ -73,8 +81,15 @@ impl<'a> Plan<'a> {
                 Precondition::CollectionUnchanged {
                     collection,
                     revision,
-                } => (*collection, None, revision),
+                } => {
+                    plan.checks_collections = true;
+                    (*collection, None, revision)
+                }
             };
+            if let Some(id) = id {
+                plan.lock_collections.push(collection.as_str());
+                plan.lock_ids.push(id);
+            }
             plan.check_collections.push(collection.as_str());
             plan.check_ids.push(id);
             plan.check_revisions.push(to_bigint(*revision));
@@ -89,6 +104,8 @@ impl<'a> Plan<'a> {
         for (index, write) in changes.writes.iter().enumerate() {
             let key = write.key();
             last_write.insert((key.collection.as_str(), key.id.as_str()), index);
+            plan.lock_collections.push(key.collection.as_str());
+            plan.lock_ids.push(&key.id);
             if matches!(write, Write::Put { .. }) {
                 touched.insert(key.collection.as_str());
             }
@@ -152,6 +169,70 @@ impl<'a> Plan<'a> {
     }
 }
 
+/// What a transaction over some plans locks before its statements run: the keys of every
+/// record they read or write, then the gate (see `batch.rs`, "Commits in parallel").
+pub(super) struct Locks<'a> {
+    collections: Vec<&'static str>,
+    ids: Vec<&'a str>,
+    exclusive: bool,
+}
+
+impl<'a> Locks<'a> {
+    /// The locks of a transaction running `plans`.
+    pub(super) fn of(plans: &[Plan<'a>]) -> Self {
+        let mut locks = Locks {
+            collections: Vec::new(),
+            ids: Vec::new(),
+            exclusive: false,
+        };
+        for plan in plans {
+            locks.collections.extend(&plan.lock_collections);
+            locks.ids.extend(&plan.lock_ids);
+            locks.exclusive |= plan.checks_collections;
+        }
+        locks
+    }
+
+    /// Take the locks and run `statement` once per set of `params`, all sent at once on
+    /// `tx` (tokio-postgres sends a connection's requests in the order they are made, and
+    /// the server runs them in that order): the key locks, then the gate, then each
+    /// change set, seeing the ones before it. The locks' outcomes, then each statement's.
+    pub(super) async fn run<'p>(
+        &self,
+        tx: &Transaction<'_>,
+        statements: &Statements,
+        statement: &tokio_postgres::Statement,
+        params: &'p [Vec<&'p (dyn ToSql + Sync)>],
+    ) -> Result<
+        Vec<Result<tokio_postgres::Row, tokio_postgres::Error>>,
+        (&'static str, tokio_postgres::Error),
+    > {
+        let prepared = |sql| tx.prepare_cached(sql);
+        let (lock_keys, gate) = futures_util::future::join(
+            prepared(&statements.lock_keys),
+            prepared(if self.exclusive {
+                &statements.gate_exclusive
+            } else {
+                &statements.gate_shared
+            }),
+        )
+        .await;
+        let lock_keys = lock_keys.map_err(|e| ("preparing", e))?;
+        let gate = gate.map_err(|e| ("preparing", e))?;
+        let key_params: [&(dyn ToSql + Sync); 3] =
+            [&self.collections, &self.ids, &statements.schema];
+        let gate_params: [&(dyn ToSql + Sync); 1] = [&statements.schema];
+        let keys = tx.query_one(&lock_keys, &key_params);
+        let entered = tx.query_one(&gate, &gate_params);
+        let applied =
+            futures_util::future::join_all(params.iter().map(|p| tx.query_one(statement, p)));
+        let (keys, entered, applied) = join3(keys, entered, applied).await;
+        keys.map_err(|e| ("locking the keys", e))?;
+        entered.map_err(|e| ("entering the gate", e))?;
+        Ok(applied)
+    }
+}
+
 /// Why one attempt at a commit failed.
 pub(super) enum Failure {
     /// The connection was already dead at `BEGIN`: nothing was sent that could have changed
@@ -199,23 +280,22 @@ pub(super) async fn run(
         move |e| Failure::of(&what, e)
     };
 
-    // Every commit takes this row lock first, so commits run one at a time: the statement
-    // below sees every earlier commit (each READ COMMITTED statement takes a fresh snapshot),
-    // and revisions and event ids are handed out without gaps.
-    let lock = tx
-        .prepare_cached(&statements.lock_meta)
-        .await
-        .map_err(fail("preparing"))?;
+    // The statement runs once this transaction holds the locks of every key it reads and
+    // writes, so it sees every earlier commit of those keys (each READ COMMITTED statement
+    // takes a fresh snapshot); commits of other keys run alongside.
     let commit = tx
         .prepare_cached(&statements.commit)
         .await
         .map_err(fail("preparing"))?;
-    tx.query_one(&lock, &[])
+    let params = [plan.params()];
+    let plans = std::slice::from_ref(plan);
+    let mut applied = Locks::of(plans)
+        .run(&tx, statements, &commit, &params)
         .await
-        .map_err(fail("locking the store"))?;
-    let row = tx
-        .query_one(&commit, &plan.params())
-        .await
+        .map_err(|(what, e)| fail(what)(e))?;
+    let row = applied
+        .pop()
+        .ok_or_else(|| plain("PostgreSQL: commit: no answer for the change set".into()))?
         .map_err(fail("writing the change set"))?;
     let revision = match outcome(plan, &row)? {
         Ok(revision) => revision,

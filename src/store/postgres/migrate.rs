@@ -30,6 +30,11 @@ pub(super) const MIGRATIONS: &[Migration] = &[
         name: "event filters",
         sql: include_str!("migrations/0002_event_filters.sql"),
     },
+    Migration {
+        version: 3,
+        name: "parallel commits",
+        sql: include_str!("migrations/0003_parallel_commits.sql"),
+    },
 ];
 
 /// The first key of the advisory lock migrations take; the second is the hash of the schema

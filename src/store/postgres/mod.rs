@@ -18,6 +18,7 @@ use std::time::Duration;
 use async_trait::async_trait;
 use chrono::{DateTime, Utc};
 use deadpool_postgres::{Manager, ManagerConfig, Pool, RecyclingMethod, Runtime};
+use futures_util::future::join3;
 use serde_json::value::RawValue;
 use tokio_postgres::Row;
 use tokio_postgres::types::Json as PgJson;
@@ -285,6 +286,82 @@ impl Queries for PostgresStore {
             }
         }
     }
+
+    /// The statement between taking the gate's lock and letting go of it, all three sent at
+    /// once: the statement's snapshot is taken once no commit holding a revision is in
+    /// flight, and commits wait for that one statement at most.
+    async fn query_settled(
+        &self,
+        what: &str,
+        sql: &str,
+        params: &[&(dyn ToSql + Sync)],
+    ) -> Result<Vec<Row>, StoreError> {
+        let mut attempt = 1;
+        loop {
+            let client = self.pool.get().await.map_err(|e| failure::pool(what, e))?;
+            let settling = Settling(Some(client));
+            let Some(client) = settling.0.as_ref() else {
+                return Err(plain(format!("PostgreSQL: {what}: no connection")));
+            };
+            let prepared = |sql| client.prepare_cached(sql);
+            let (wait, statement, release) = join3(
+                prepared(&self.statements.gate_wait),
+                prepared(sql),
+                prepared(&self.statements.gate_release),
+            )
+            .await;
+            let result = match (wait, statement, release) {
+                (Ok(wait), Ok(statement), Ok(release)) => {
+                    let schema: [&(dyn ToSql + Sync); 1] = [&self.statements.schema];
+                    let (waited, rows, released) = join3(
+                        client.query(&wait, &schema),
+                        client.query(&statement, params),
+                        client.query(&release, &schema),
+                    )
+                    .await;
+                    match (waited, released) {
+                        // Each ran in its own transaction: a failed read leaves the lock to
+                        // the release, which ran after it.
+                        (Ok(_), Ok(_)) => rows,
+                        (Err(e), _) | (_, Err(e)) => Err(e),
+                    }
+                }
+                (Err(e), _, _) | (_, Err(e), _) | (_, _, Err(e)) => Err(e),
+            };
+            match result {
+                Ok(rows) => {
+                    settling.done();
+                    return Ok(rows);
+                }
+                // `settling` drops the connection: it is dead, or its lock's state unknown.
+                Err(e) if connection_lost(&e) && attempt < self.attempts() => {
+                    tracing::debug!(error = %e, what, "retrying a read on a fresh connection");
+                    attempt += 1;
+                }
+                Err(e) => return Err(backend(what, e)),
+            }
+        }
+    }
+}
+
+/// A pooled connection that may hold the gate's session lock: dropped before
+/// [`Settling::done`], it leaves the pool for good (closing its session, and so the lock)
+/// instead of going back with the lock still held.
+struct Settling(Option<deadpool_postgres::Client>);
+
+impl Settling {
+    /// The connection is back to a plain state: return it to the pool.
+    fn done(mut self) {
+        self.0.take();
+    }
+}
+
+impl Drop for Settling {
+    fn drop(&mut self) {
+        if let Some(client) = self.0.take() {
+            discard(client);
+        }
+    }
 }
 
 /// Take a dead connection out of the pool for good. Returning it would be harmless only once
@@ -432,7 +509,7 @@ impl Store for PostgresStore {
         let after = i64::try_from(after).unwrap_or(i64::MAX);
         let limit = i64::try_from(limit).unwrap_or(i64::MAX);
         let rows = self
-            .query("reading events", &self.statements.events, &[&after, &limit])
+            .query_settled("reading events", &self.statements.events, &[&after, &limit])
             .await?;
         rows.iter().map(event_of).collect()
     }
@@ -446,7 +523,7 @@ impl Store for PostgresStore {
         let offset = clamp(query.offset);
         let limit = clamp(query.limit as u64);
         let rows = self
-            .query(
+            .query_settled(
                 "reading events",
                 &self.statements.event_pages[filters],
                 &[
@@ -467,7 +544,7 @@ impl Store for PostgresStore {
         let rows = self.query(what, &self.statements.revision, &[]).await?;
         let row = rows
             .first()
-            .ok_or_else(|| plain(format!("PostgreSQL: {what}: store_meta is empty")))?;
+            .ok_or_else(|| plain(format!("PostgreSQL: {what}: no revision read")))?;
         revision_of(row, 0, what)
     }
 

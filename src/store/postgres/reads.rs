@@ -24,6 +24,17 @@ pub(super) trait Queries: Sync {
         sql: &str,
         params: &[&(dyn ToSql + Sync)],
     ) -> Result<Vec<Row>, StoreError>;
+
+    /// Run one read statement on a snapshot with no revision in flight below what it sees
+    /// (see `batch.rs`, "Commits in parallel"): for reads whose revision a later commit
+    /// relies on (a listing's, for a collection precondition) or that page through the
+    /// event log. A view's snapshot is such a snapshot already.
+    async fn query_settled(
+        &self,
+        what: &str,
+        sql: &str,
+        params: &[&(dyn ToSql + Sync)],
+    ) -> Result<Vec<Row>, StoreError>;
 }
 
 /// The record at `key`.
@@ -73,12 +84,12 @@ pub(super) async fn list(
     let rows = match prefix_upper_bound(prefix) {
         Some(upper) => {
             queries
-                .query(what, &statements.list_range, &[&name, &prefix, &upper])
+                .query_settled(what, &statements.list_range, &[&name, &prefix, &upper])
                 .await?
         }
         None => {
             queries
-                .query(what, &statements.list_from, &[&name, &prefix])
+                .query_settled(what, &statements.list_from, &[&name, &prefix])
                 .await?
         }
     };

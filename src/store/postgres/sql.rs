@@ -9,9 +9,20 @@ pub(super) fn quote_identifier(name: &str) -> String {
     format!("\"{}\"", name.replace('"', "\"\""))
 }
 
+/// `text` as a quoted SQL string literal (standard conforming: only `'` is special).
+fn quote_literal(text: &str) -> String {
+    format!("'{}'", text.replace('\'', "''"))
+}
+
+/// The first key of the gate's advisory lock (the second is the hash of the schema name),
+/// "tagt"; the migration lock uses "tadm", so the two never meet.
+pub(super) const GATE_CLASS: i32 = 0x7461_6774;
+
 /// Every statement the store prepares, built once per store.
 #[derive(Debug)]
 pub(super) struct Statements {
+    /// The schema's name, unquoted: the parameter of the lock statements.
+    pub schema: String,
     /// `$1` collection, `$2` id → value, revision.
     pub get: String,
     /// `$1` collections, `$2` ids → ord (1-based position in the request), value, revision.
@@ -26,42 +37,58 @@ pub(super) struct Statements {
     /// A page of the event log, newest first, by which filters are set (bit 0 type, bit 1
     /// project, bit 2 feature); see [`event_page`].
     pub event_pages: [String; 8],
-    /// → revision.
+    /// → the store's revision: the highest committed one.
     pub revision: String,
-    /// Locks the meta row for the rest of the transaction, which orders commits.
-    pub lock_meta: String,
+    /// `$1` collections, `$2` ids, `$3` the schema → the key locks of a transaction, taken
+    /// in one order (by lock id) by every transaction, so two never wait for each other
+    /// the wrong way round. A key's lock id is a 64-bit hash of the schema, collection and
+    /// id computed by the server, so every instance, of any version, agrees on it; two keys
+    /// that share one only take turns.
+    pub lock_keys: String,
+    /// `$1` the schema → the gate, shared, for the rest of the transaction: held by every
+    /// commit from the moment it takes a revision until it has committed.
+    pub gate_shared: String,
+    /// `$1` the schema → the gate, exclusive, for the rest of the transaction: for commits
+    /// with a collection precondition, which must see every commit that took a revision.
+    pub gate_exclusive: String,
+    /// `$1` the schema → the gate, exclusive, for the session: taken by a read that must see
+    /// no revision still in flight (a view, a listing, the event log) and let go with
+    /// [`gate_release`](Self::gate_release) as soon as its snapshot is taken.
+    pub gate_wait: String,
+    /// `$1` the schema → let go of [`gate_wait`](Self::gate_wait)'s lock.
+    pub gate_release: String,
     /// The statement that checks one change set's preconditions and, only when they all hold,
     /// applies it as the next commit: `$1`–`$3` the preconditions, `$4`–`$9` the writes, `$10`–
     /// `$17` the events, `$18` their number (parameters of [`Plan::params`](super::commit::Plan::params)). It answers
     /// the position of the first precondition that fails, or the commit's revision.
     ///
-    /// It reads the revision and the last event id from `store_meta` rather than taking them as
-    /// parameters, because in a batch it runs after the other change sets of its transaction,
-    /// whose number of successes is not known when the statements are sent. Every data-modifying part reads
+    /// The revision and the event ids come from sequences, taken only when the
+    /// preconditions hold (a refused change set takes none). Every data-modifying part reads
     /// `go`, which is empty when a precondition fails, so such a change set writes nothing.
-    ///
-    /// `go` is built from scalar subqueries so that the planner knows it is at most one row: a
-    /// join with `store_meta` itself was estimated at thousands of rows (the table is never
-    /// analysed), which pushed the statement's cost over `jit_above_cost` and had PostgreSQL
-    /// JIT-compile it on every execution, ~18 ms each.
     pub commit: String,
 }
 
 impl Statements {
     pub(super) fn new(schema: &str) -> Self {
         let s = quote_identifier(schema);
+        let sequence = |name: &str| quote_literal(&format!("{s}.{name}"));
+        let (revisions, event_ids) = (sequence("revisions"), sequence("event_ids"));
         let list = |bound: &str| {
             // One statement, so the listing and the collection revision come from one
             // snapshot: the LEFT JOIN keeps the revision row when no record matches.
             format!(
                 "SELECT c.revision, r.id, r.value, r.revision \
-                 FROM (SELECT coalesce((SELECT revision FROM {s}.collections \
+                 FROM (SELECT coalesce((SELECT max(revision) FROM {s}.collection_changes \
                                         WHERE collection = $1), 0) AS revision) AS c \
                  LEFT JOIN {s}.records r ON r.collection = $1 AND r.id >= $2{bound} \
                  ORDER BY r.id"
             )
         };
+        let gate = |function: &str| {
+            format!("SELECT {function}({GATE_CLASS}::int4, hashtext($1::text))::text")
+        };
         Statements {
+            schema: schema.to_owned(),
             get: format!(
                 "SELECT value, revision FROM {s}.records WHERE collection = $1 AND id = $2"
             ),
@@ -78,14 +105,26 @@ impl Statements {
                  FROM {s}.events WHERE id > $1::bigint ORDER BY id LIMIT $2::bigint"
             ),
             event_pages: std::array::from_fn(|filters| event_page(&s, filters)),
-            revision: format!("SELECT revision FROM {s}.store_meta"),
-            lock_meta: format!("SELECT 1 FROM {s}.store_meta FOR UPDATE"),
+            revision: format!("SELECT coalesce(max(revision), 0) FROM {s}.commits"),
+            // The subquery hands its lock ids over in order, and the aggregate takes them
+            // one row at a time, in that order.
+            lock_keys: "SELECT count(pg_advisory_xact_lock(k.id)) FROM ( \
+                     SELECT DISTINCT hashtextextended( \
+                         $3::text || chr(31) || u.collection || chr(31) || u.id, 0) AS id \
+                     FROM unnest($1::text[], $2::text[]) AS u(collection, id) \
+                     ORDER BY 1 \
+                 ) AS k"
+                .to_owned(),
+            gate_shared: gate("pg_advisory_xact_lock_shared"),
+            gate_exclusive: gate("pg_advisory_xact_lock"),
+            gate_wait: gate("pg_advisory_lock"),
+            gate_release: gate("pg_advisory_unlock"),
             commit: format!(
                 "WITH failing AS ( \
                      SELECT p.ord FROM unnest($1::text[], $2::text[], $3::bigint[]) \
                          WITH ORDINALITY AS p(collection, id, revision, ord) \
                      WHERE CASE WHEN p.id IS NULL THEN \
-                         coalesce((SELECT c.revision FROM {s}.collections c \
+                         coalesce((SELECT max(c.revision) FROM {s}.collection_changes c \
                                    WHERE c.collection = p.collection), 0) > p.revision \
                      ELSE \
                          coalesce((SELECT r.revision FROM {s}.records r \
@@ -94,9 +133,13 @@ impl Statements {
                      END \
                      ORDER BY p.ord LIMIT 1 \
                  ), go AS ( \
-                     SELECT (SELECT revision + 1 FROM {s}.store_meta LIMIT 1) AS revision, \
-                            (SELECT last_event_id FROM {s}.store_meta LIMIT 1) AS last_event_id \
+                     SELECT nextval({revisions}::regclass) AS revision \
                      WHERE NOT EXISTS (SELECT 1 FROM failing) \
+                 ), ids AS ( \
+                     SELECT nextval({event_ids}::regclass) AS id \
+                     FROM go, generate_series(1, $18::bigint) \
+                 ), numbered AS ( \
+                     SELECT id, row_number() OVER (ORDER BY id) AS ord FROM ids \
                  ), put AS ( \
                      INSERT INTO {s}.records (collection, id, value, revision) \
                      SELECT w.collection, w.id, w.value, go.revision \
@@ -109,26 +152,25 @@ impl Statements {
                      WHERE r.collection = d.collection AND r.id = d.id \
                      RETURNING r.collection \
                  ), bump AS ( \
-                     INSERT INTO {s}.collections (collection, revision) \
+                     INSERT INTO {s}.collection_changes (collection, revision) \
                      SELECT t.collection, go.revision \
                      FROM go, (SELECT unnest($9::text[]) UNION SELECT collection FROM del) \
                          AS t(collection) \
-                     ON CONFLICT (collection) DO UPDATE SET revision = excluded.revision \
                  ), ev AS ( \
                      INSERT INTO {s}.events (id, revision, type, created_by, created_at, \
                                              project, feature_name, environment, data, pre_data) \
-                     SELECT go.last_event_id + e.ord, go.revision, e.type, e.created_by, e.created_at, \
+                     SELECT n.id, go.revision, e.type, e.created_by, e.created_at, \
                             e.project, e.feature_name, e.environment, e.data, e.pre_data \
                      FROM go, unnest($10::text[], $11::text[], $12::timestamptz[], $13::text[], \
                                      $14::text[], $15::text[], $16::jsonb[], $17::jsonb[]) \
                          WITH ORDINALITY AS e(type, created_by, created_at, project, \
                                               feature_name, environment, data, pre_data, ord) \
-                 ), moved AS ( \
-                     UPDATE {s}.store_meta \
-                     SET revision = revision + 1, last_event_id = last_event_id + $18::bigint \
-                     WHERE EXISTS (SELECT 1 FROM go) RETURNING revision \
+                     JOIN numbered n ON n.ord = e.ord \
+                 ), done AS ( \
+                     INSERT INTO {s}.commits (revision) SELECT revision FROM go \
+                     RETURNING revision \
                  ) \
-                 SELECT (SELECT ord FROM failing), (SELECT revision FROM moved)"
+                 SELECT (SELECT ord FROM failing), (SELECT revision FROM done)"
             ),
         }
     }
@@ -181,11 +223,7 @@ fn event_page(s: &str, filters: usize) -> String {
         })
         .collect::<Vec<_>>()
         .join(" AND ");
-    let total = if filters == 0 {
-        format!("SELECT last_event_id AS total FROM {s}.store_meta")
-    } else {
-        format!("SELECT count(*) AS total FROM {s}.events WHERE {condition}")
-    };
+    let total = format!("SELECT count(*) AS total FROM {s}.events WHERE {condition}");
     format!(
         "SELECT t.total, e.id, e.revision, e.type, e.created_by, e.created_at, e.project, \
                 e.feature_name, e.environment, e.data, e.pre_data \
@@ -201,6 +239,12 @@ fn event_page(s: &str, filters: usize) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn literals_are_quoted() {
+        assert_eq!(quote_literal("\"a\".revisions"), "'\"a\".revisions'");
+        assert_eq!(quote_literal("it's"), "'it''s'");
+    }
 
     #[test]
     fn identifiers_are_quoted() {

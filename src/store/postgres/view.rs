@@ -6,7 +6,7 @@ use std::sync::Arc;
 
 use async_trait::async_trait;
 use deadpool_postgres::Client;
-use futures_util::future::join;
+use futures_util::future::{join, join3};
 use tokio::sync::Mutex;
 use tokio_postgres::Row;
 use tokio_postgres::types::ToSql;
@@ -51,21 +51,46 @@ impl PgView {
             // requests of one connection in the order they are made): one round trip instead
             // of two. The read runs inside the transaction that `BEGIN` opened; if `BEGIN`
             // failed, its error is the one reported.
-            let statement = client
-                .prepare_cached(&view.statements.revision)
-                .await
-                .map_err(|e| backend(what, e))?;
-            let (begun, rows) = join(
-                client.batch_execute("BEGIN ISOLATION LEVEL REPEATABLE READ, READ ONLY"),
-                client.query(&statement, &[]),
+            //
+            // The snapshot is taken inside the gate (see `batch.rs`, "Commits in parallel"):
+            // the gate's lock waits until no commit holding a revision is still in flight,
+            // and is let go as soon as the first read has taken the snapshot. So the view
+            // holds every commit up to its revision, and commits wait for it no longer than
+            // that. The lock is the session's: if this future is dropped before the release
+            // runs, the view's `Drop` lets go of it.
+            let statements = &view.statements;
+            let prepared = |sql| client.prepare_cached(sql);
+            let (wait, statement, release) = join3(
+                prepared(&statements.gate_wait),
+                prepared(&statements.revision),
+                prepared(&statements.gate_release),
             )
             .await;
+            let (wait, statement, release) = (
+                wait.map_err(|e| backend(what, e))?,
+                statement.map_err(|e| backend(what, e))?,
+                release.map_err(|e| backend(what, e))?,
+            );
+            let schema: [&(dyn ToSql + Sync); 1] = [&statements.schema];
+            let ((waited, begun), (rows, released)) = join(
+                join(
+                    client.query(&wait, &schema),
+                    client.batch_execute("BEGIN ISOLATION LEVEL REPEATABLE READ, READ ONLY"),
+                ),
+                join(
+                    client.query(&statement, &[]),
+                    client.query(&release, &schema),
+                ),
+            )
+            .await;
+            waited.map_err(|e| backend(what, e))?;
             begun.map_err(|e| backend(what, e))?;
+            released.map_err(|e| backend(what, e))?;
             rows.map_err(|e| backend(what, e))?
         };
         let row = rows
             .first()
-            .ok_or_else(|| plain(format!("PostgreSQL: {what}: store_meta is empty")))?;
+            .ok_or_else(|| plain(format!("PostgreSQL: {what}: no revision read")))?;
         view.revision = revision_of(row, 0, what)?;
         Ok(view)
     }
@@ -79,7 +104,10 @@ impl Drop for PgView {
         match tokio::runtime::Handle::try_current() {
             Ok(runtime) => {
                 runtime.spawn(async move {
-                    if client.batch_execute("ROLLBACK").await.is_err() {
+                    // The gate's lock is the session's, so ROLLBACK alone would keep it if
+                    // the view was dropped while taking it.
+                    let end = "ROLLBACK; SELECT pg_advisory_unlock_all()";
+                    if client.batch_execute(end).await.is_err() {
                         drop(deadpool_postgres::Object::take(client));
                     }
                 });
@@ -114,6 +142,15 @@ impl Queries for PgView {
             .query(&statement, params)
             .await
             .map_err(|e| backend(what, e))
+    }
+
+    async fn query_settled(
+        &self,
+        what: &str,
+        sql: &str,
+        params: &[&(dyn ToSql + Sync)],
+    ) -> Result<Vec<Row>, StoreError> {
+        self.query(what, sql, params).await
     }
 }
 
