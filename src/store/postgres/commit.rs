@@ -20,6 +20,7 @@ pub(super) struct Plan<'a> {
     preconditions: &'a [Precondition],
     lock_collections: Vec<&'static str>,
     lock_ids: Vec<&'a str>,
+    lock_exclusive: Vec<bool>,
     checks_collections: bool,
     check_collections: Vec<&'static str>,
     check_ids: Vec<Option<&'a str>>,
@@ -38,7 +39,6 @@ pub(super) struct Plan<'a> {
     event_environments: Vec<Option<&'a str>>,
     event_data: Vec<Option<PgJson<&'a RawValue>>>,
     event_pre_data: Vec<Option<PgJson<&'a RawValue>>>,
-    event_count: i64,
 }
 
 /// A revision as a `bigint`. Revisions never come near `i64::MAX` in practice; saturating
@@ -53,6 +53,7 @@ impl<'a> Plan<'a> {
             preconditions: &changes.preconditions,
             lock_collections: Vec::new(),
             lock_ids: Vec::new(),
+            lock_exclusive: Vec::new(),
             checks_collections: false,
             check_collections: Vec::with_capacity(changes.preconditions.len()),
             check_ids: Vec::with_capacity(changes.preconditions.len()),
@@ -71,7 +72,6 @@ impl<'a> Plan<'a> {
             event_environments: Vec::new(),
             event_data: Vec::new(),
             event_pre_data: Vec::new(),
-            event_count: i64::try_from(changes.events.len()).unwrap_or(i64::MAX),
         };
         for precondition in &changes.preconditions {
             let (collection, id, revision) = match precondition {
@@ -89,6 +89,7 @@ impl<'a> Plan<'a> {
             if let Some(id) = id {
                 plan.lock_collections.push(collection.as_str());
                 plan.lock_ids.push(id);
+                plan.lock_exclusive.push(false);
             }
             plan.check_collections.push(collection.as_str());
             plan.check_ids.push(id);
@@ -106,6 +107,7 @@ impl<'a> Plan<'a> {
             last_write.insert((key.collection.as_str(), key.id.as_str()), index);
             plan.lock_collections.push(key.collection.as_str());
             plan.lock_ids.push(&key.id);
+            plan.lock_exclusive.push(true);
             if matches!(write, Write::Put { .. }) {
                 touched.insert(key.collection.as_str());
             }
@@ -164,7 +166,6 @@ impl<'a> Plan<'a> {
             &self.event_environments,
             &self.event_data,
             &self.event_pre_data,
-            &self.event_count,
         ]
     }
 }
@@ -174,6 +175,8 @@ impl<'a> Plan<'a> {
 pub(super) struct Locks<'a> {
     collections: Vec<&'static str>,
     ids: Vec<&'a str>,
+    /// Whether each key is written (an exclusive lock) or only expected (a shared one).
+    writes: Vec<bool>,
     exclusive: bool,
 }
 
@@ -183,11 +186,13 @@ impl<'a> Locks<'a> {
         let mut locks = Locks {
             collections: Vec::new(),
             ids: Vec::new(),
+            writes: Vec::new(),
             exclusive: false,
         };
         for plan in plans {
             locks.collections.extend(&plan.lock_collections);
             locks.ids.extend(&plan.lock_ids);
+            locks.writes.extend(&plan.lock_exclusive);
             locks.exclusive |= plan.checks_collections;
         }
         locks
@@ -219,8 +224,12 @@ impl<'a> Locks<'a> {
         .await;
         let lock_keys = lock_keys.map_err(|e| ("preparing", e))?;
         let gate = gate.map_err(|e| ("preparing", e))?;
-        let key_params: [&(dyn ToSql + Sync); 3] =
-            [&self.collections, &self.ids, &statements.schema];
+        let key_params: [&(dyn ToSql + Sync); 4] = [
+            &self.collections,
+            &self.ids,
+            &self.writes,
+            &statements.schema,
+        ];
         let gate_params: [&(dyn ToSql + Sync); 1] = [&statements.schema];
         let keys = tx.query_one(&lock_keys, &key_params);
         let entered = tx.query_one(&gate, &gate_params);

@@ -244,6 +244,18 @@ impl PostgresStore {
         self.pool.close();
     }
 
+    /// A view of `kind` on a pooled connection.
+    async fn view_of(&self, kind: view::ViewKind) -> Result<Box<dyn ReadView>, StoreError> {
+        let client = self
+            .pool
+            .get()
+            .await
+            .map_err(|e| failure::pool("taking a view", e))?;
+        Ok(Box::new(
+            view::PgView::begin(client, Arc::clone(&self.statements), kind).await?,
+        ))
+    }
+
     /// How many times an operation may retry after finding its pooled connection dead: once
     /// per pooled connection (all may have died together) and once more for a fresh one.
     fn attempts(&self) -> usize {
@@ -495,14 +507,11 @@ impl Store for PostgresStore {
     }
 
     async fn view(&self) -> Result<Box<dyn ReadView>, StoreError> {
-        let client = self
-            .pool
-            .get()
-            .await
-            .map_err(|e| failure::pool("taking a view", e))?;
-        Ok(Box::new(
-            view::PgView::begin(client, Arc::clone(&self.statements)).await?,
-        ))
+        self.view_of(view::ViewKind::Settled).await
+    }
+
+    async fn decision_view(&self) -> Result<Box<dyn ReadView>, StoreError> {
+        self.view_of(view::ViewKind::Deciding).await
     }
 
     async fn events(&self, after: u64, limit: usize) -> Result<Vec<Event>, StoreError> {

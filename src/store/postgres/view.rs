@@ -17,12 +17,28 @@ use super::revision_of;
 use super::sql::Statements;
 use crate::store::{Collection, Key, Listing, ReadView, Revision, StoreError, Versioned};
 
+/// Which snapshot a view takes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum ViewKind {
+    /// Inside the gate: no commit below the view's revision is missing
+    /// ([`Store::view`](crate::store::Store::view)).
+    Settled,
+    /// Whatever is committed now: a commit still in flight may be missing below the view's
+    /// revision. For deciding under record preconditions only
+    /// ([`Store::decision_view`](crate::store::Store::decision_view)): a record the view
+    /// shows at a revision that has since moved fails its precondition.
+    Deciding,
+}
+
 /// A view holding a pooled connection inside an open read-only transaction; dropping it
 /// ends the transaction (or, without a runtime to do that on, drops the connection).
 pub(super) struct PgView {
     client: Mutex<Option<Client>>,
     statements: Arc<Statements>,
     revision: Revision,
+    /// Whether the session may still hold the gate's lock (the view was dropped while
+    /// taking its snapshot): its `Drop` then lets go of it.
+    in_gate: bool,
 }
 
 impl PgView {
@@ -30,6 +46,7 @@ impl PgView {
     pub(super) async fn begin(
         client: Client,
         statements: Arc<Statements>,
+        kind: ViewKind,
     ) -> Result<Self, StoreError> {
         let what = "taking a view";
         // The view owns the connection before `BEGIN` is sent: if this future is dropped
@@ -41,6 +58,7 @@ impl PgView {
             client: Mutex::new(Some(client)),
             statements,
             revision: Revision::ABSENT,
+            in_gate: matches!(kind, ViewKind::Settled),
         };
         let rows = {
             let guard = view.client.lock().await;
@@ -60,34 +78,44 @@ impl PgView {
             // runs, the view's `Drop` lets go of it.
             let statements = &view.statements;
             let prepared = |sql| client.prepare_cached(sql);
-            let (wait, statement, release) = join3(
-                prepared(&statements.gate_wait),
-                prepared(&statements.revision),
-                prepared(&statements.gate_release),
-            )
-            .await;
-            let (wait, statement, release) = (
-                wait.map_err(|e| backend(what, e))?,
-                statement.map_err(|e| backend(what, e))?,
-                release.map_err(|e| backend(what, e))?,
-            );
-            let schema: [&(dyn ToSql + Sync); 1] = [&statements.schema];
-            let ((waited, begun), (rows, released)) = join(
-                join(
-                    client.query(&wait, &schema),
-                    client.batch_execute("BEGIN ISOLATION LEVEL REPEATABLE READ, READ ONLY"),
-                ),
-                join(
-                    client.query(&statement, &[]),
-                    client.query(&release, &schema),
-                ),
-            )
-            .await;
-            waited.map_err(|e| backend(what, e))?;
-            begun.map_err(|e| backend(what, e))?;
-            released.map_err(|e| backend(what, e))?;
-            rows.map_err(|e| backend(what, e))?
+            let begin = "BEGIN ISOLATION LEVEL REPEATABLE READ, READ ONLY";
+            if matches!(kind, ViewKind::Settled) {
+                let (wait, statement, release) = join3(
+                    prepared(&statements.gate_wait),
+                    prepared(&statements.revision),
+                    prepared(&statements.gate_release),
+                )
+                .await;
+                let (wait, statement, release) = (
+                    wait.map_err(|e| backend(what, e))?,
+                    statement.map_err(|e| backend(what, e))?,
+                    release.map_err(|e| backend(what, e))?,
+                );
+                let schema: [&(dyn ToSql + Sync); 1] = [&statements.schema];
+                let ((waited, begun), (rows, released)) = join(
+                    join(client.query(&wait, &schema), client.batch_execute(begin)),
+                    join(
+                        client.query(&statement, &[]),
+                        client.query(&release, &schema),
+                    ),
+                )
+                .await;
+                waited.map_err(|e| backend(what, e))?;
+                begun.map_err(|e| backend(what, e))?;
+                released.map_err(|e| backend(what, e))?;
+                rows.map_err(|e| backend(what, e))?
+            } else {
+                let statement = prepared(&statements.revision)
+                    .await
+                    .map_err(|e| backend(what, e))?;
+                let (begun, rows) =
+                    join(client.batch_execute(begin), client.query(&statement, &[])).await;
+                begun.map_err(|e| backend(what, e))?;
+                rows.map_err(|e| backend(what, e))?
+            }
         };
+        // The release ran, or the view never entered the gate.
+        view.in_gate = false;
         let row = rows
             .first()
             .ok_or_else(|| plain(format!("PostgreSQL: {what}: no revision read")))?;
@@ -101,12 +129,16 @@ impl Drop for PgView {
         let Some(client) = self.client.get_mut().take() else {
             return;
         };
+        // The gate's lock is the session's, so ROLLBACK alone would keep it if the view was
+        // dropped while taking it.
+        let end = if self.in_gate {
+            "ROLLBACK; SELECT pg_advisory_unlock_all()"
+        } else {
+            "ROLLBACK"
+        };
         match tokio::runtime::Handle::try_current() {
             Ok(runtime) => {
                 runtime.spawn(async move {
-                    // The gate's lock is the session's, so ROLLBACK alone would keep it if
-                    // the view was dropped while taking it.
-                    let end = "ROLLBACK; SELECT pg_advisory_unlock_all()";
                     if client.batch_execute(end).await.is_err() {
                         drop(deadpool_postgres::Object::take(client));
                     }
