@@ -116,7 +116,9 @@ impl ToggleAdmin {
     }
 
     /// The facade reading from a view for deciding a commit (it may show accepted commits
-    /// that are not yet durable; see [`Store::decision_view`]).
+    /// that are not yet durable, or lack one still in flight; see [`Store::decision_view`]).
+    /// A commit decided on it must expect every record it read at its revision, and must
+    /// not expect a collection at a revision read through it.
     pub(crate) async fn at_decision_view(&self) -> Result<ToggleAdmin> {
         let view = self.store.decision_view().await?;
         Ok(self.over(view))

@@ -41,8 +41,12 @@ pub use postgres::{PostgresConfig, PostgresStore};
 pub use state::{Records, StoreState};
 pub use view::{Accepted, ReadView, RecordsView};
 
-/// A commit's position in a store's history. Revisions grow by one per commit, starting at 1;
+/// A commit's position in a store's history. Revisions start at 1 and grow with every commit;
 /// [`Revision::ABSENT`] (0) stands for "no record" in reads and preconditions.
+///
+/// In this crate's MemoryStore and FileStore they grow by one per commit. A store whose
+/// commits run in parallel (the PostgresStore) may skip a number: one taken by a commit that
+/// then failed (see the [`Store`] contract).
 #[derive(
     Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Default, Serialize, Deserialize,
 )]
@@ -301,8 +305,10 @@ pub struct NewEvent {
 #[cfg_attr(feature = "http", derive(utoipa::ToSchema))]
 #[serde(rename_all = "camelCase", from = "wire::WireEvent")]
 pub struct Event {
-    /// The event's id: 1 for the first event of the store, then one more per event, in commit
-    /// order (and in change-set order within a commit).
+    /// The event's id: 1 for the first event of the store, then increasing, in change-set
+    /// order within a commit. In this crate's MemoryStore and FileStore ids have no gaps and
+    /// follow commit order; a PostgresStore may skip ids (a commit that failed) and two
+    /// commits running side by side may interleave theirs (see the [`Store`] contract).
     pub id: u64,
     /// The revision of the commit that recorded it.
     #[cfg_attr(feature = "http", schema(value_type = u64))]
@@ -455,10 +461,21 @@ impl StoreError {
 /// * **Views**: [`view`](Store::view) is a consistent state at one revision, for operations
 ///   that read many records and collections (an export, a feature with its environments):
 ///   every read through it answers from the same revision, however many commits land
-///   meanwhile, and taking it neither waits for writers nor makes them wait. It sees every
-///   commit that returned `Ok` before it was taken and shows only durable ones.
+///   meanwhile. It sees every commit that returned `Ok` before it was taken and shows only
+///   durable ones, and it holds *every* commit at or below its revision: no view shows a
+///   revision without all those below it. Taking it waits for no writer that has yet to
+///   decide, and holds no writer up afterwards; a store whose commits run in parallel may
+///   make it wait for the commits already holding a revision to finish (the PostgresStore
+///   does, for at most those commits' own `COMMIT`).
 /// * **`commit` is atomic**: every write and every event of the [`ChangeSet`] lands, or none
-///   does. It returns the commit's revision, which is one more than the previous commit's.
+///   does. It returns the commit's revision, greater than that of every commit visible
+///   when it was decided, and than every earlier revision of the records it writes.
+///   Successful commits one after the other on one handle take consecutive revisions; a
+///   store whose commits run in parallel may skip a revision that a failed commit took
+///   (a refused statement, a lost connection), and may make a commit visible before one
+///   with a lower revision that is still in flight. So only views name one state by their
+///   revision (see above); a single `get` may show a record at `r + 1` while a commit of
+///   another record at `r` is still landing.
 /// * **Preconditions**: before writing, `commit` checks every [`Precondition`] against the
 ///   current state, atomically with the writes. If any no longer holds it fails with
 ///   [`StoreError::Conflict`] and writes nothing; the caller re-reads and decides again. So
@@ -472,8 +489,20 @@ impl StoreError {
 ///   never durable before it. What a decision view shows must never reach a client except
 ///   through a commit acknowledged by [`Accepted::durable`]. The default methods take the
 ///   plain road: `decision_view` is `view`, `submit` is `commit`.
-/// * **Events** are part of the change set: they get ids in commit order (and change-set
-///   order within a commit), so the audit log can never disagree with the data.
+///
+///   A store whose commits run in parallel may instead hand out decision views that skip
+///   the wait a view makes (see **Views**): such a view may lack a commit still in flight
+///   below its revision. A decision on it is safe under [`Precondition::Record`] for every
+///   record it read, which fails if the view missed a write to it; a listing's revision
+///   read through a decision view must not back a [`Precondition::CollectionUnchanged`].
+///   The facade decides on decision views only under record preconditions.
+/// * **Events** are part of the change set, so the audit log can never disagree with the
+///   data. They get increasing ids in change-set order within a commit, and between commits
+///   in commit order, except that commits of a store whose commits run in parallel may skip
+///   ids and interleave theirs. [`events`](Store::events) and
+///   [`query_events`](Store::query_events) show the log as a view does: never an event
+///   without every event a commit at or below it recorded, so a reader paging with
+///   `after` or `before` misses nothing.
 /// * **Durability** is the store's to state (see each store); a store that says it is
 ///   durable has made a commit durable before `commit` returns `Ok`.
 /// * A change set with no writes and no events still checks its preconditions and takes a
@@ -540,8 +569,9 @@ pub trait Store: fmt::Debug + Send + Sync + 'static {
     /// trait's contract.
     async fn view(&self) -> Result<Box<dyn ReadView>, StoreError>;
 
-    /// A consistent view for deciding a commit: it may include accepted commits that are not
-    /// yet durable (see the trait's contract). The default is [`view`](Store::view).
+    /// A consistent view for deciding a commit under record preconditions: it may include
+    /// accepted commits that are not yet durable, or lack a commit still in flight below its
+    /// revision (see the trait's contract). The default is [`view`](Store::view).
     async fn decision_view(&self) -> Result<Box<dyn ReadView>, StoreError> {
         self.view().await
     }

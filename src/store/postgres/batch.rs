@@ -1,54 +1,65 @@
-//! Group commit: the change sets that arrive while a transaction is under way go to the
+//! Commits in parallel, and group commit: change sets of different records commit side by
+//! side; the change sets that arrive while a store's transactions are under way go to the
 //! database together, as one transaction.
 //!
-//! # Why
+//! # Commits in parallel
 //!
-//! The store's contract hands out revisions one per commit, without gaps, in the order the
-//! commits become visible; event ids follow the same order. PostgreSQL gives that order only
-//! through one lock (the `store_meta` row) held until `COMMIT` has reached the disk, so
-//! committing each change set in its own transaction orders every commit of every instance
-//! behind the previous one's WAL flush: one flush per commit, whatever the number of
-//! connections. (Handing revisions out from a sequence instead would let a later revision
-//! become visible before an earlier one, and a view's revision would no longer name one
-//! state; an ETag or a cache keyed by it could then miss a change.)
+//! Until schema migration 3 every commit locked one row (`store_meta`) until `COMMIT` had
+//! reached the disk: that gave gapless revisions in visibility order, and ordered every
+//! commit of every instance behind the previous one's WAL flush. Now a transaction locks
+//! only what it touches, and a *gate* keeps views whole:
 //!
-//! So each store runs the change sets that queue up while a transaction is in flight as the
-//! next transaction: it takes the lock once, runs one statement per change set (each checks
-//! its own preconditions against everything before it, including the change sets earlier
-//! in the same transaction, and writes only when they hold), pipelined in one round trip,
-//! and commits once. A batch costs one lock and one flush, shared by all of its change sets;
-//! a change set whose preconditions fail writes nothing and the others still commit, as if
-//! each had run alone in that order. Nobody is answered before `COMMIT` has returned, so
-//! nothing acknowledged is lost. Two batches may be in flight at once, so the next one's
-//! statements are already queued behind the lock while the previous one flushes.
+//! * **Key locks.** A transaction first takes a transaction-scoped advisory lock per key of
+//!   its change sets, in one order (by lock id, a hash of schema, collection and id computed
+//!   by the server): exclusive for a key it writes, shared for a key it only expects at a
+//!   revision. So commits of one record take turns, and each one's statement (a fresh READ
+//!   COMMITTED snapshot, taken once the locks are held) sees every earlier commit of the
+//!   records it checks; commits of other records run alongside, and commits that all expect
+//!   one record (every variant change expects its project) share its lock. Record revisions
+//!   still grow with every write to a record.
+//! * **Revisions and event ids from sequences**, taken in the commit statement once its
+//!   preconditions hold. A sequence never gives a number back, so a transaction that fails
+//!   afterwards (a refused statement, a lost connection) leaves a gap; and two commits side
+//!   by side may become visible in either order, and interleave their event ids.
+//! * **The store's and each collection's revision** are the highest in two append-only
+//!   tables, `commits` and `collection_changes` (one row per commit, and per commit and
+//!   collection it changed), instead of one row each that every writer updated: writers of
+//!   one collection no longer take turns on its row.
+//! * **The gate**, an advisory lock of the store: every commit holds it *shared* from before
+//!   it takes its revision until its transaction ends. A view takes it *exclusive*, at
+//!   session level, takes its snapshot and lets go, all sent at once: so when its snapshot is
+//!   taken, no commit holding a revision is in flight, every revision below the highest it
+//!   sees is in it (or was lost), and the view names one state. It waits for at most the
+//!   commits already past their decision, and holds new ones back only while it takes its
+//!   snapshot. Listings outside a view and reads of the event log run the same way (a
+//!   listing's revision may back a collection precondition; an event reader paging by id
+//!   must never see an id with a lower one still to come). A commit with a collection
+//!   precondition takes the gate exclusive for its whole transaction: it then sees every
+//!   commit that ever took a revision, and none lands beside it.
+//! * **Decision views** ([`Store::decision_view`](crate::store::Store::decision_view)) skip
+//!   the gate: a decision made on one expects every record it read at the revision it read,
+//!   so a write it missed fails its precondition.
+//! * **Plain reads** (`get`, `get_many`, `revision`) skip it too: they see every commit that
+//!   returned before they started, and a record's revision is exact; only the store revision
+//!   may name a state that lacks a commit still in flight below it, which a view never does.
+//!
+//! Deadlocks cannot form: every transaction takes its key locks in one global order, then
+//! the gate, and a view holds nothing while it waits for the gate.
+//!
+//! # Group commit
+//!
+//! Each store runs the change sets that queue up while [`IN_FLIGHT`] transactions are under
+//! way as the next transaction: it takes the locks of all of them, runs one statement per
+//! change set (each checks its own preconditions against everything before it, including the
+//! change sets earlier in the same transaction, and writes only when they hold), pipelined
+//! in one round trip, and commits once. A batch costs one flush, shared by all of its change
+//! sets; a change set whose preconditions fail writes nothing (and takes no revision) and
+//! the others still commit, as if each had run alone in that order. Nobody is answered
+//! before `COMMIT` has returned, so nothing acknowledged is lost.
 //!
 //! If any statement of a batch fails (a value the database refuses, say), the transaction is
 //! rolled back and the batch's change sets run again one transaction each, so that each
 //! caller gets its own answer.
-//!
-//! # Why not a lock per feature
-//!
-//! Commits of different features still take turns on the `store_meta` row, one batch at a
-//! time per database. Lifting that is not a change of locking alone; the contract stands in
-//! the way three times:
-//!
-//! * **Revisions in visibility order.** PostgreSQL makes a transaction visible when its
-//!   `COMMIT` completes, and only a lock that every committer holds to the end of its
-//!   transaction (row locks and transaction-level advisory locks are all released there)
-//!   can order that. Without it, a snapshot may hold revision `r + 1` but not `r`: the state
-//!   of no revision. A view would then have to find the highest revision with no missing one
-//!   below it and wait (or retake its snapshot) until the missing ones land.
-//! * **Gapless revisions.** A revision taken from a sequence is lost when its transaction
-//!   rolls back (a refused statement, a dropped connection), so revisions would only
-//!   increase, and a view waiting for the missing revision would need to learn that it never
-//!   comes.
-//! * **Collection revisions.** [`Precondition::CollectionUnchanged`](crate::store::Precondition)
-//!   is checked against one row per collection in `collections`, which every commit writing
-//!   to the collection updates: every variant change writes `feature_environments`, so
-//!   commits on different features would take turns on that row instead.
-//!
-//! Each is a change to the [`Store`](crate::store::Store) contract for every store, not to
-//! this one alone, so it is left for a design of its own (issue 15, point 4).
 
 use std::sync::Arc;
 
@@ -65,7 +76,9 @@ use crate::store::{ChangeSet, Revision, StoreError};
 /// small enough that one failing statement costs little to run again one by one.
 const MAX_BATCH: usize = 64;
 
-/// Batches in flight at once: one flushing, the next waiting for the lock.
+/// Batches of one store in flight at once. More would commit more records side by side, in
+/// smaller batches: on a 2-vCPU machine running the database too, 6 answered 10–20 % less
+/// than 2 (BENCHMARKS.md), the database's CPU being the bound there.
 const IN_FLIGHT: usize = 2;
 
 /// One change set waiting for its transaction.

@@ -116,19 +116,30 @@ impl fmt::Debug for PostgresConfig {
 /// * **Schema**: [`connect`](PostgresStore::connect) creates the schema and its tables and
 ///   applies the crate's migrations (recorded in `schema_migrations`), safely when several
 ///   instances start at once; a schema migrated by a newer version is refused.
-/// * **Commit**: a transaction that first locks the store's meta row, so commits are ordered
-///   across all instances and revisions and event ids have no gaps: preconditions are
-///   checked against the revision columns, then every write and event is applied in one
-///   statement. A stale change set gets [`StoreError::Conflict`] and writes nothing; no
-///   update is lost between processes.
-/// * **Group commit**: the change sets that queue up while a transaction of this store is in
-///   flight go together as the next transaction: one lock and one WAL flush for all of them,
-///   one statement each, pipelined. Each is still decided alone, against everything committed
+/// * **Commit**: a transaction that first locks the keys it reads (shared) and writes
+///   (exclusive), so commits of one record are ordered across all instances while commits of
+///   different records run side by side; preconditions are checked against the revision
+///   columns, then every write and event is applied in one statement. A stale change set
+///   gets [`StoreError::Conflict`] and writes nothing; no update is lost between processes.
+///   Revisions and event ids come from sequences: they increase, but a commit that fails
+///   after taking one leaves a gap, and commits side by side may land in either order (see
+///   the [`Store`] contract).
+/// * **Views, listings and the event log** take their snapshot inside a gate that every
+///   commit holds from taking its revision to its end: they wait for the commits already in
+///   flight (one `COMMIT` at most) and then hold every revision up to theirs. Record reads
+///   (`get`, `get_many`) and decision views do not wait.
+/// * **Group commit**: the change sets that queue up while two transactions of this store
+///   are in flight go together as the next transaction: one WAL flush for all of them, one
+///   statement each, pipelined. Each is still decided alone, against everything committed
 ///   before it (including earlier change sets of the same transaction): a conflicting one
 ///   writes nothing and the others commit. Nobody is answered before `COMMIT` returns. A
 ///   change set the database refuses (a NUL in a value, say) makes the batch run again one
-///   transaction per change set, so only its caller sees the error. This is why sixteen
-///   writers on different features cost about one flush per batch, not one each.
+///   transaction per change set, so only its caller sees the error.
+/// * **Schema migration 3** (this version) replaced the row every commit locked by the key
+///   locks and sequences above. Stop instances of earlier versions before starting this one
+///   on their schema: they refuse a schema migrated by a newer version when they start, and
+///   those still running fail their commits (their tables are gone) rather than writing
+///   around the new order.
 /// * **Durability**: a commit is durable when `commit` returns `Ok`, as far as the server's
 ///   own settings (`synchronous_commit`, `fsync`) make it. If the connection is lost while
 ///   `COMMIT` is in flight, `commit` fails with a [`StoreError::Backend`] whose message says
