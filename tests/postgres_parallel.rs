@@ -250,3 +250,168 @@ async fn views_under_parallel_writers_hold_every_revision_below_their_own() {
         assert_eq!(store.revision().await.unwrap(), *distinct.last().unwrap());
     }
 }
+
+/// A schema an earlier version left at migration 2, with history, goes on where it stopped:
+/// the store's, a collection's and a record's revisions, and the event ids, continue from
+/// what the old `store_meta` and `collections` rows said.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_schema_at_migration_2_goes_on_from_its_history() {
+    let Some(url) = database_url() else { return };
+    let schema = TestSchema::new(&url);
+    let client = admin(&url).await;
+    let name = &schema.name;
+    client
+        .batch_execute(&format!(
+            "CREATE SCHEMA \"{name}\"; SET search_path TO \"{name}\";
+             CREATE TABLE schema_migrations (version integer PRIMARY KEY, name text NOT NULL,
+                 applied_at timestamptz NOT NULL DEFAULT now());
+             {}
+             {}
+             INSERT INTO schema_migrations (version, name) VALUES (1, 'initial'),
+                 (2, 'event filters');
+             INSERT INTO records VALUES ('features', 'old', '{{\"n\": 1}}', 6),
+                 ('projects', 'default', '{{}}', 2);
+             INSERT INTO collections VALUES ('features', 7), ('projects', 2);
+             INSERT INTO events (id, revision, type, created_by, created_at)
+                 SELECT n, n, 'feature-created', 'old', now() FROM generate_series(1, 9) AS n;
+             UPDATE store_meta SET revision = 7, last_event_id = 9;
+             RESET search_path;",
+            include_str!("../src/store/postgres/migrations/0001_initial.sql"),
+            include_str!("../src/store/postgres/migrations/0002_event_filters.sql"),
+        ))
+        .await
+        .expect("a schema at migration 2");
+
+    let store = schema.connect(2).await;
+    assert_eq!(store.revision().await.unwrap(), Revision(7));
+    assert_eq!(
+        store.list(Collection::Features, "").await.unwrap().revision,
+        Revision(7)
+    );
+    assert_eq!(
+        store.list(Collection::Projects, "").await.unwrap().revision,
+        Revision(2)
+    );
+    let old = feature("old");
+    assert_eq!(
+        store.get(&old).await.unwrap().unwrap().revision,
+        Revision(6)
+    );
+
+    // A stale precondition still fails; the next commit takes revision 8 and event id 10.
+    let stale = store
+        .commit(replace(&old, Revision(5), json!({ "n": 2 })))
+        .await
+        .expect_err("stale");
+    assert!(stale.is_conflict(), "{stale}");
+    let mut changes = replace(&old, Revision(6), json!({ "n": 2 }));
+    changes.event(toggle_admin::store::NewEvent {
+        event_type: "feature-updated".to_owned(),
+        created_by: "upgrade-test".to_owned(),
+        created_at: chrono::Utc::now(),
+        project: None,
+        feature_name: Some("old".to_owned()),
+        environment: None,
+        data: None,
+        pre_data: None,
+    });
+    assert_eq!(store.commit(changes).await.unwrap(), Revision(8));
+    let events = store.events(0, 100).await.unwrap();
+    assert_eq!(events.len(), 10);
+    let last = events.last().unwrap();
+    assert_eq!((last.id, last.revision), (10, Revision(8)));
+    assert_eq!(
+        store.list(Collection::Features, "").await.unwrap().revision,
+        Revision(8)
+    );
+    let versions: Vec<i32> = client
+        .query(
+            &format!("SELECT version FROM \"{name}\".schema_migrations ORDER BY version"),
+            &[],
+        )
+        .await
+        .unwrap()
+        .iter()
+        .map(|row| row.get(0))
+        .collect();
+    assert_eq!(versions, vec![1, 2, 3]);
+}
+
+/// A creator that may add a record only while a collection holds none of its kind (a
+/// listing, then a commit expecting the collection unchanged) while a creation is stuck in
+/// flight with a lower revision than a commit that has landed: the listing waits for the
+/// stuck creation and sees it, so the creator adds nothing. A listing that did not wait
+/// would show the later commit's revision without the stuck creation, and the creator's
+/// commit would pass its precondition once the creation landed: two records.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_listing_waits_for_a_creation_in_flight_below_its_revision() {
+    let Some(url) = database_url() else { return };
+    let schema = TestSchema::new(&url);
+    let store = Arc::new(schema.connect(4).await);
+    let segment = |id: &str| Key::new(Collection::Segments, id);
+    let mut seed = ChangeSet::new();
+    seed.put(segment("blocker"), json!("seed"));
+    store.commit(seed).await.unwrap();
+
+    // The creation writes the blocker too, whose row someone else holds: it stops inside
+    // its statement, holding its revision.
+    let mut holder = admin(&url).await;
+    let hold = holder.transaction().await.unwrap();
+    hold.execute(
+        &format!(
+            "SELECT 1 FROM \"{}\".records WHERE collection = 'segments' AND id = 'blocker' \
+             FOR UPDATE",
+            schema.name
+        ),
+        &[],
+    )
+    .await
+    .unwrap();
+    let stuck = tokio::spawn({
+        let store = Arc::clone(&store);
+        async move {
+            let mut changes = ChangeSet::new();
+            changes
+                .put(segment("slot-stuck"), json!(1))
+                .put(segment("blocker"), json!("moved"));
+            store.commit(changes).await
+        }
+    });
+    let watcher = admin(&url).await;
+    until_blocked(&watcher, &schema.name).await;
+    // A later commit to the same collection lands beside it.
+    let mut other = ChangeSet::new();
+    other.put(segment("other"), json!(1));
+    let later = store.commit(other).await.unwrap();
+
+    let creator = tokio::spawn({
+        let store = Arc::clone(&store);
+        async move {
+            let listing = store.list(Collection::Segments, "slot-").await?;
+            if !listing.records.is_empty() {
+                return Ok(None);
+            }
+            let mut changes = ChangeSet::new();
+            changes
+                .expect_collection(Collection::Segments, listing.revision)
+                .put(segment("slot-creator"), json!(2));
+            store.commit(changes).await.map(Some)
+        }
+    });
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    hold.rollback().await.unwrap();
+    let stuck = stuck.await.unwrap().expect("the stuck creation lands");
+    assert!(stuck < later, "the stuck creation took its revision first");
+    let created = tokio::time::timeout(Duration::from_secs(20), creator)
+        .await
+        .expect("the creator never finished")
+        .unwrap();
+    match created {
+        Ok(None) => {}
+        Ok(Some(revision)) => panic!("the creator added a second slot at {revision}"),
+        Err(e) => assert!(e.is_conflict(), "{e}"),
+    }
+    let slots = store.list(Collection::Segments, "slot-").await.unwrap();
+    let ids: Vec<&str> = slots.records.iter().map(|(id, _)| id.as_str()).collect();
+    assert_eq!(ids, vec!["slot-stuck"]);
+}
