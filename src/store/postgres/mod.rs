@@ -152,6 +152,11 @@ impl fmt::Debug for PostgresConfig {
 ///   retries on another one, so a restarted server costs at most the calls that were in
 ///   flight.
 ///
+/// Connections must be the store's own sessions (direct, or through a pooler in session
+/// mode): the gate is a session-level advisory lock while a view takes its snapshot, which a
+/// transaction-mode pooler (PgBouncer's `pool_mode = transaction`) would not keep on one
+/// server session.
+///
 /// Limits: PostgreSQL text and `jsonb` cannot hold the NUL character, so ids and values
 /// containing `\0` are refused with a `Backend` error; event timestamps are kept to the
 /// microsecond. Needs a Tokio runtime.
