@@ -20,7 +20,7 @@ pub(super) struct Plan<'a> {
     preconditions: &'a [Precondition],
     lock_collections: Vec<&'static str>,
     lock_ids: Vec<&'a str>,
-    lock_exclusive: Vec<bool>,
+    lock_written: Vec<bool>,
     checks_collections: bool,
     check_collections: Vec<&'static str>,
     check_ids: Vec<Option<&'a str>>,
@@ -53,7 +53,7 @@ impl<'a> Plan<'a> {
             preconditions: &changes.preconditions,
             lock_collections: Vec::new(),
             lock_ids: Vec::new(),
-            lock_exclusive: Vec::new(),
+            lock_written: Vec::new(),
             checks_collections: false,
             check_collections: Vec::with_capacity(changes.preconditions.len()),
             check_ids: Vec::with_capacity(changes.preconditions.len()),
@@ -89,7 +89,7 @@ impl<'a> Plan<'a> {
             if let Some(id) = id {
                 plan.lock_collections.push(collection.as_str());
                 plan.lock_ids.push(id);
-                plan.lock_exclusive.push(false);
+                plan.lock_written.push(false);
             }
             plan.check_collections.push(collection.as_str());
             plan.check_ids.push(id);
@@ -107,7 +107,7 @@ impl<'a> Plan<'a> {
             last_write.insert((key.collection.as_str(), key.id.as_str()), index);
             plan.lock_collections.push(key.collection.as_str());
             plan.lock_ids.push(&key.id);
-            plan.lock_exclusive.push(true);
+            plan.lock_written.push(true);
             if matches!(write, Write::Put { .. }) {
                 touched.insert(key.collection.as_str());
             }
@@ -176,8 +176,9 @@ pub(super) struct Locks<'a> {
     collections: Vec<&'static str>,
     ids: Vec<&'a str>,
     /// Whether each key is written (an exclusive lock) or only expected (a shared one).
-    writes: Vec<bool>,
-    exclusive: bool,
+    written: Vec<bool>,
+    /// Whether the gate is taken exclusive (a collection precondition) or shared.
+    exclusive_gate: bool,
 }
 
 impl<'a> Locks<'a> {
@@ -186,14 +187,14 @@ impl<'a> Locks<'a> {
         let mut locks = Locks {
             collections: Vec::new(),
             ids: Vec::new(),
-            writes: Vec::new(),
-            exclusive: false,
+            written: Vec::new(),
+            exclusive_gate: false,
         };
         for plan in plans {
             locks.collections.extend(&plan.lock_collections);
             locks.ids.extend(&plan.lock_ids);
-            locks.writes.extend(&plan.lock_exclusive);
-            locks.exclusive |= plan.checks_collections;
+            locks.written.extend(&plan.lock_written);
+            locks.exclusive_gate |= plan.checks_collections;
         }
         locks
     }
@@ -201,7 +202,8 @@ impl<'a> Locks<'a> {
     /// Take the locks and run `statement` once per set of `params`, all sent at once on
     /// `tx` (tokio-postgres sends a connection's requests in the order they are made, and
     /// the server runs them in that order): the key locks, then the gate, then each
-    /// change set, seeing the ones before it. The locks' outcomes, then each statement's.
+    /// change set, seeing the ones before it. Answers each statement's outcome; a lock that
+    /// failed is the error, with the step it failed at.
     pub(super) async fn run<'p>(
         &self,
         tx: &Transaction<'_>,
@@ -215,7 +217,7 @@ impl<'a> Locks<'a> {
         let prepared = |sql| tx.prepare_cached(sql);
         let (lock_keys, gate) = futures_util::future::join(
             prepared(&statements.lock_keys),
-            prepared(if self.exclusive {
+            prepared(if self.exclusive_gate {
                 &statements.gate_exclusive
             } else {
                 &statements.gate_shared
@@ -227,7 +229,7 @@ impl<'a> Locks<'a> {
         let key_params: [&(dyn ToSql + Sync); 4] = [
             &self.collections,
             &self.ids,
-            &self.writes,
+            &self.written,
             &statements.schema,
         ];
         let gate_params: [&(dyn ToSql + Sync); 1] = [&statements.schema];
