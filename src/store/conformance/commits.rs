@@ -83,7 +83,9 @@ pub async fn visibility_after_commit(store: &dyn Store) -> Result<(), ScenarioFa
     .await
 }
 
-/// Each commit takes the next revision, starting at 1.
+/// Each commit takes the next revision, starting at 1, when commits run one at a time and
+/// none fails (a store whose commits run in parallel may skip a revision a failed commit
+/// took; see the [`Store`](crate::store::Store) contract).
 pub async fn revisions_grow_by_one(store: &dyn Store) -> Result<(), ScenarioFailure> {
     scenario("revisions_grow_by_one", async {
         for n in 1..=5u64 {

@@ -79,7 +79,9 @@ async fn whole_log(store: &dyn Store) -> Check<Vec<Event>> {
         ensure_eq(
             event.id,
             i as u64 + 1,
-            format_args!("the id of the log's event number {i} (the log has no gaps)"),
+            format_args!(
+                "the id of the log's event number {i} (commits one at a time, none failing: no gaps)"
+            ),
         )?;
     }
     Ok(log)
