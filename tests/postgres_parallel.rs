@@ -8,12 +8,12 @@ mod support;
 
 use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex, PoisonError};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use serde_json::json;
 use toggle_admin::store::{ChangeSet, Collection, Key, Revision, Store};
 
-use support::postgres::{TestSchema, admin, database_url};
+use support::postgres::{TestSchema, admin, blocked_session, database_url};
 
 fn feature(name: &str) -> Key {
     Key::new(Collection::Features, name)
@@ -26,26 +26,6 @@ fn replace(key: &Key, revision: Revision, value: serde_json::Value) -> ChangeSet
         .expect_revision(key.clone(), revision)
         .put(key.clone(), value);
     changes
-}
-
-/// Wait until a session of `application` waits for a lock.
-async fn until_blocked(watcher: &tokio_postgres::Client, application: &str) {
-    let deadline = Instant::now() + Duration::from_secs(30);
-    loop {
-        let rows = watcher
-            .query(
-                "SELECT pid FROM pg_stat_activity WHERE application_name = $1 \
-                 AND wait_event_type = 'Lock'",
-                &[&application],
-            )
-            .await
-            .expect("pg_stat_activity");
-        if !rows.is_empty() {
-            return;
-        }
-        assert!(Instant::now() < deadline, "the commit never blocked");
-        tokio::time::sleep(Duration::from_millis(10)).await;
-    }
 }
 
 /// A commit held up inside its transaction (by a row lock someone else holds) holds up no
@@ -84,7 +64,7 @@ async fn a_stuck_commit_holds_up_other_records_commits_but_no_view_skips_it() {
         async move { store.commit(replace(&a, a1, json!("a2"))).await }
     });
     let watcher = admin(&url).await;
-    until_blocked(&watcher, &schema.name).await;
+    blocked_session(&watcher, &schema.name).await;
 
     // b commits while a's commit is stuck, and a plain read sees it at once.
     let b2 = tokio::time::timeout(
@@ -378,7 +358,7 @@ async fn a_listing_waits_for_a_creation_in_flight_below_its_revision() {
         }
     });
     let watcher = admin(&url).await;
-    until_blocked(&watcher, &schema.name).await;
+    blocked_session(&watcher, &schema.name).await;
     // A later commit to the same collection lands beside it.
     let mut other = ChangeSet::new();
     other.put(segment("other"), json!(1));

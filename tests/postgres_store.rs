@@ -20,7 +20,7 @@ use toggle_admin::store::{
     StoreError, conformance,
 };
 
-use support::postgres::{TestSchema, admin, database_url};
+use support::postgres::{TestSchema, admin, blocked_session, database_url};
 
 fn event(kind: &str, data: Value) -> NewEvent {
     NewEvent {
@@ -180,25 +180,7 @@ async fn killed_connection_mid_commit_leaves_no_partial_change_set() {
         async move { store.commit(large_change_set(WRITES)).await }
     });
     let watcher = admin(&url).await;
-    let deadline = Instant::now() + Duration::from_secs(30);
-    let pid: i32 = loop {
-        let rows = watcher
-            .query(
-                "SELECT pid FROM pg_stat_activity WHERE application_name = $1 \
-                 AND wait_event_type = 'Lock'",
-                &[&schema.name],
-            )
-            .await
-            .unwrap();
-        if let Some(row) = rows.first() {
-            break row.get(0);
-        }
-        assert!(
-            Instant::now() < deadline,
-            "the commit never blocked on the row lock"
-        );
-        tokio::time::sleep(Duration::from_millis(10)).await;
-    };
+    let pid = blocked_session(&watcher, &schema.name).await;
     watcher
         .execute("SELECT pg_terminate_backend($1)", &[&pid])
         .await

@@ -94,3 +94,27 @@ pub async fn admin(url: &str) -> tokio_postgres::Client {
     tokio::spawn(connection);
     client
 }
+
+/// The process id of a session of `application` waiting for a lock, once there is one
+/// (within 30 s, or the test fails).
+pub async fn blocked_session(watcher: &tokio_postgres::Client, application: &str) -> i32 {
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+    loop {
+        let rows = watcher
+            .query(
+                "SELECT pid FROM pg_stat_activity WHERE application_name = $1 \
+                 AND wait_event_type = 'Lock'",
+                &[&application],
+            )
+            .await
+            .expect("pg_stat_activity");
+        if let Some(row) = rows.first() {
+            return row.get(0);
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "no session of {application} ever waited for a lock"
+        );
+        tokio::time::sleep(std::time::Duration::from_millis(10)).await;
+    }
+}

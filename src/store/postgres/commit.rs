@@ -21,7 +21,6 @@ pub(super) struct Plan<'a> {
     lock_collections: Vec<&'static str>,
     lock_ids: Vec<&'a str>,
     lock_written: Vec<bool>,
-    checks_collections: bool,
     check_collections: Vec<&'static str>,
     check_ids: Vec<Option<&'a str>>,
     check_revisions: Vec<i64>,
@@ -54,7 +53,6 @@ impl<'a> Plan<'a> {
             lock_collections: Vec::new(),
             lock_ids: Vec::new(),
             lock_written: Vec::new(),
-            checks_collections: false,
             check_collections: Vec::with_capacity(changes.preconditions.len()),
             check_ids: Vec::with_capacity(changes.preconditions.len()),
             check_revisions: Vec::with_capacity(changes.preconditions.len()),
@@ -81,10 +79,7 @@ impl<'a> Plan<'a> {
                 Precondition::CollectionUnchanged {
                     collection,
                     revision,
-                } => {
-                    plan.checks_collections = true;
-                    (*collection, None, revision)
-                }
+                } => (*collection, None, revision),
             };
             if let Some(id) = id {
                 plan.lock_collections.push(collection.as_str());
@@ -194,7 +189,8 @@ impl<'a> Locks<'a> {
             locks.collections.extend(&plan.lock_collections);
             locks.ids.extend(&plan.lock_ids);
             locks.written.extend(&plan.lock_written);
-            locks.exclusive_gate |= plan.checks_collections;
+            // A collection precondition is the one without an id.
+            locks.exclusive_gate |= plan.check_ids.contains(&None);
         }
         locks
     }

@@ -293,26 +293,7 @@ impl Queries for PostgresStore {
         sql: &str,
         params: &[&(dyn ToSql + Sync)],
     ) -> Result<Vec<Row>, StoreError> {
-        let mut attempt = 1;
-        loop {
-            let client = self.pool.get().await.map_err(|e| failure::pool(what, e))?;
-            let result = match client.prepare_cached(sql).await {
-                Ok(statement) => client.query(&statement, params).await,
-                Err(e) => Err(e),
-            };
-            match result {
-                Ok(rows) => return Ok(rows),
-                Err(e) if connection_lost(&e) => {
-                    discard(client);
-                    if attempt >= self.attempts() {
-                        return Err(backend(what, e));
-                    }
-                    tracing::debug!(error = %e, what, "retrying a read on a fresh connection");
-                    attempt += 1;
-                }
-                Err(e) => return Err(backend(what, e)),
-            }
-        }
+        self.read(what, sql, params, Gate::Skip).await
     }
 
     /// The statement between taking the gate's lock and letting go of it, all three sent at
@@ -324,44 +305,49 @@ impl Queries for PostgresStore {
         sql: &str,
         params: &[&(dyn ToSql + Sync)],
     ) -> Result<Vec<Row>, StoreError> {
+        self.read(what, sql, params, Gate::Inside).await
+    }
+}
+
+/// Whether a read takes its snapshot inside the gate.
+#[derive(Clone, Copy)]
+enum Gate {
+    Skip,
+    Inside,
+}
+
+impl PostgresStore {
+    /// One read statement on a pooled connection, again on another if that one turns out
+    /// dead (reads change nothing, so running one again is always safe).
+    async fn read(
+        &self,
+        what: &str,
+        sql: &str,
+        params: &[&(dyn ToSql + Sync)],
+        gate: Gate,
+    ) -> Result<Vec<Row>, StoreError> {
         let mut attempt = 1;
         loop {
             let client = self.pool.get().await.map_err(|e| failure::pool(what, e))?;
-            let settling = Settling(Some(client));
-            let Some(client) = settling.0.as_ref() else {
-                return Err(plain(format!("PostgreSQL: {what}: no connection")));
-            };
-            let prepared = |sql| client.prepare_cached(sql);
-            let (wait, statement, release) = join3(
-                prepared(&self.statements.gate_wait),
-                prepared(sql),
-                prepared(&self.statements.gate_release),
-            )
-            .await;
-            let result = match (wait, statement, release) {
-                (Ok(wait), Ok(statement), Ok(release)) => {
-                    let schema: [&(dyn ToSql + Sync); 1] = [&self.statements.schema];
-                    let (waited, rows, released) = join3(
-                        client.query(&wait, &schema),
-                        client.query(&statement, params),
-                        client.query(&release, &schema),
-                    )
-                    .await;
-                    match (waited, released) {
-                        // Each ran in its own transaction: a failed read leaves the lock to
-                        // the release, which ran after it.
-                        (Ok(_), Ok(_)) => rows,
-                        (Err(e), _) | (_, Err(e)) => Err(e),
+            let result = match gate {
+                Gate::Skip => read_once(client, sql, params).await,
+                Gate::Inside => {
+                    // The connection goes back to the pool only when all three statements
+                    // answered: otherwise (or if this future is dropped midway) it leaves
+                    // the pool, since its session may still hold the gate's lock.
+                    let settling = Settling(Some(client));
+                    let Some(client) = settling.0.as_ref() else {
+                        return Err(plain(format!("PostgreSQL: {what}: no connection")));
+                    };
+                    let result = self.read_settled_once(client, sql, params).await;
+                    if result.is_ok() {
+                        settling.done();
                     }
+                    result
                 }
-                (Err(e), _, _) | (_, Err(e), _) | (_, _, Err(e)) => Err(e),
             };
             match result {
-                Ok(rows) => {
-                    settling.done();
-                    return Ok(rows);
-                }
-                // `settling` drops the connection: it is dead, or its lock's state unknown.
+                Ok(rows) => return Ok(rows),
                 Err(e) if connection_lost(&e) && attempt < self.attempts() => {
                     tracing::debug!(error = %e, what, "retrying a read on a fresh connection");
                     attempt += 1;
@@ -370,6 +356,53 @@ impl Queries for PostgresStore {
             }
         }
     }
+
+    /// One read statement on `client`, between taking the gate's lock and letting go of it.
+    async fn read_settled_once(
+        &self,
+        client: &deadpool_postgres::Client,
+        sql: &str,
+        params: &[&(dyn ToSql + Sync)],
+    ) -> Result<Vec<Row>, tokio_postgres::Error> {
+        let prepared = |sql| client.prepare_cached(sql);
+        let (wait, statement, release) = join3(
+            prepared(&self.statements.gate_wait),
+            prepared(sql),
+            prepared(&self.statements.gate_release),
+        )
+        .await;
+        let (wait, statement, release) = (wait?, statement?, release?);
+        let schema: [&(dyn ToSql + Sync); 1] = [&self.statements.schema];
+        let (waited, rows, released) = join3(
+            client.query(&wait, &schema),
+            client.query(&statement, params),
+            client.query(&release, &schema),
+        )
+        .await;
+        // Each ran in its own transaction: a failed read leaves the lock to the release,
+        // which ran after it.
+        waited?;
+        released?;
+        rows
+    }
+}
+
+/// One read statement on `client`; a connection found dead leaves the pool.
+async fn read_once(
+    client: deadpool_postgres::Client,
+    sql: &str,
+    params: &[&(dyn ToSql + Sync)],
+) -> Result<Vec<Row>, tokio_postgres::Error> {
+    let result = match client.prepare_cached(sql).await {
+        Ok(statement) => client.query(&statement, params).await,
+        Err(e) => Err(e),
+    };
+    if let Err(e) = &result
+        && connection_lost(e)
+    {
+        discard(client);
+    }
+    result
 }
 
 /// A pooled connection that may hold the gate's session lock: dropped before
