@@ -14,6 +14,11 @@ use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::oneshot;
 
 /// The process-wide Prometheus recorder (there can be only one).
+/// Held by the tests that request `/health`, `/ready` or unmatched paths, whose requests the
+/// process-wide metrics count: the scrape test asserts exact counts of those, which a test
+/// running beside it would move (it once counted 8 `/health` requests for its 7).
+static PROCESS_METRICS: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
+
 fn prometheus() -> PrometheusHandle {
     static HANDLE: OnceLock<PrometheusHandle> = OnceLock::new();
     HANDLE
@@ -64,6 +69,7 @@ async fn get(url: &str) -> (u16, String) {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn health_and_readiness_answer_without_a_key() {
+    let _metrics = PROCESS_METRICS.lock().await;
     let server = Running::start(RouterConfig::new(), ToggleAdmin::new(MemoryStore::new())).await;
     let (status, body) = get(&server.url("/health")).await;
     assert_eq!(status, 200);
@@ -99,6 +105,7 @@ fn sample(text: &str, name: &str, labels: &[(&str, &str)]) -> f64 {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn the_prometheus_scrape_counts_requests_and_commits() {
+    let _metrics = PROCESS_METRICS.lock().await;
     let handle = prometheus();
     let dir = tempfile::tempdir().unwrap();
     let store = toggle_admin::store::FileStore::open(dir.path()).unwrap();
@@ -160,6 +167,7 @@ async fn the_prometheus_scrape_counts_requests_and_commits() {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn large_answers_are_gzipped_when_the_client_accepts_it() {
+    let _metrics = PROCESS_METRICS.lock().await;
     let admin = ToggleAdmin::new(MemoryStore::new());
     let key = admin.bootstrap_admin_key("admin").await.unwrap().secret;
     let server = Running::start(RouterConfig::new(), admin).await;
@@ -410,6 +418,7 @@ mod pg;
 #[cfg(feature = "postgres")]
 #[tokio::test(flavor = "multi_thread")]
 async fn readiness_fails_when_the_store_cannot_commit() {
+    let _metrics = PROCESS_METRICS.lock().await;
     let Some(url) = pg::database_url() else {
         return;
     };
