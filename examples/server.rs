@@ -17,6 +17,9 @@
 //!   `verify-ca`, `verify-full`); `--postgres-ssl-mode` and `--postgres-ssl-ca-file` add
 //!   them to the URL. For a managed database use
 //!   `?sslmode=verify-full&sslrootcert=/path/to/provider-ca.pem`.
+//!   `--postgres-connect-timeout` and `--postgres-statement-timeout` bound the waits for the
+//!   database: while it is down or does not answer, requests get 503 `ServiceUnavailable`
+//!   within them, and the server carries on once it is back.
 //! * On a store without any API key it creates an admin key and prints it once; when
 //!   `TOGGLE_ADMIN_BOOTSTRAP_KEY` is set (at least 32 characters, e.g. `openssl rand -hex
 //!   32`), that value becomes the first admin key instead. It then creates the environments
@@ -53,6 +56,8 @@ enum Storage {
     Postgres {
         url: String,
         schema: Option<String>,
+        connect_timeout: Option<Duration>,
+        statement_timeout: Option<Duration>,
     },
 }
 
@@ -107,6 +112,18 @@ const FLAGS: &[Flag] = &[
         env: &["DATABASE_SSL_CA_FILE"],
         value: Some("FILE"),
         help: "sslrootcert: PEM root certificates for verify-ca/verify-full",
+    },
+    Flag {
+        name: "--postgres-connect-timeout",
+        env: &["DATABASE_CONNECT_TIMEOUT"],
+        value: Some("SECS"),
+        help: "give up opening a database connection after this (default 5)",
+    },
+    Flag {
+        name: "--postgres-statement-timeout",
+        env: &["DATABASE_STATEMENT_TIMEOUT"],
+        value: Some("SECS"),
+        help: "cancel database statements running longer (default 10)",
     },
     Flag {
         name: "--addr",
@@ -315,9 +332,21 @@ fn postgres_storage(given: &HashMap<&'static str, String>) -> Result<Storage, St
             };
         }
     }
+    let seconds = |flag: &str| -> Result<Option<Duration>, String> {
+        given
+            .get(flag)
+            .map(|v| match v.parse::<u64>() {
+                Ok(0) => Err(format!("{flag} {v}: must be at least 1")),
+                Ok(secs) => Ok(Duration::from_secs(secs)),
+                Err(e) => Err(format!("{flag} {v}: {e}")),
+            })
+            .transpose()
+    };
     Ok(Storage::Postgres {
         url,
         schema: given.get("--postgres-schema").cloned(),
+        connect_timeout: seconds("--postgres-connect-timeout")?,
+        statement_timeout: seconds("--postgres-statement-timeout")?,
     })
 }
 
@@ -371,11 +400,22 @@ async fn open(storage: &Storage) -> Result<(ToggleAdmin, Close), String> {
             Ok((ToggleAdmin::from_arc(store), report))
         }
         #[cfg(feature = "postgres")]
-        Storage::Postgres { url, schema } => {
+        Storage::Postgres {
+            url,
+            schema,
+            connect_timeout,
+            statement_timeout,
+        } => {
             use toggle_admin::store::{PostgresConfig, PostgresStore};
             let mut config = PostgresConfig::new(url.clone());
             if let Some(schema) = schema {
                 config = config.with_schema(schema.clone());
+            }
+            if let Some(timeout) = connect_timeout {
+                config = config.with_connect_timeout(*timeout);
+            }
+            if let Some(timeout) = statement_timeout {
+                config = config.with_statement_timeout(*timeout);
             }
             let store = PostgresStore::connect(config)
                 .await

@@ -68,10 +68,22 @@ impl fmt::Display for ErrorDetail {
 /// | [`ContentType`](Error::ContentType) | `ContentTypeError` | 415 |
 /// | [`Store`](Error::Store) | `InternalError` | 500 |
 /// | [`Internal`](Error::Internal) | `InternalError` | 500 |
+/// | [`ServiceUnavailable`](Error::ServiceUnavailable) | `ServiceUnavailable` | 503 |
+/// | [`StorageFull`](Error::StorageFull) | `InsufficientStorage` | 507 |
 ///
-/// [`Store`](Error::Store) is a failure of the store (I/O, damaged data, a lost connection);
+/// [`Store`](Error::Store) is a failure of the store (I/O, damaged data);
 /// [`Internal`](Error::Internal) is a bug of this crate (a value it cannot serialise, a
 /// handler that panicked). Neither is the client's fault; neither body says more than that.
+///
+/// Two store failures are conditions an operator can name and fix, and that pass by
+/// themselves once fixed, so they have kinds of their own: a database that cannot be reached
+/// or does not answer in time ([`ServiceUnavailable`](Error::ServiceUnavailable), 503, the
+/// status HTTP gives a server that is temporarily unable to answer), and a full disk
+/// ([`StorageFull`](Error::StorageFull), 507 Insufficient Storage: HTTP's own status for "the
+/// server cannot store what this request needs", RFC 4918 §11.5). 507 rather than 503 so
+/// that a client or an alert can tell "free some disk space" from "the database is down";
+/// both are 5xx, so a client that only knows "server error, retry later" does the right
+/// thing.
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum Error {
@@ -138,9 +150,27 @@ pub enum Error {
         /// The content type that was refused.
         message: String,
     },
-    /// The store failed: I/O, corruption, a lost connection.
+    /// The store failed: I/O, corruption, a store that stopped after a failed write.
     #[error("the store failed: {0}")]
-    Store(#[from] StoreError),
+    Store(#[source] StoreError),
+    /// The store's backend cannot be reached or did not answer in time (a database that is
+    /// down, restarting or failing over). Nothing was written, unless the connection was lost
+    /// while a commit was in flight (the store's error then says its outcome is unknown).
+    /// Retry later; the store carries on by itself once the backend is back.
+    #[error("the store is unavailable: {source}")]
+    ServiceUnavailable {
+        /// The store's error ([`StoreError::Unavailable`]).
+        #[source]
+        source: StoreError,
+    },
+    /// The store is out of disk space: the write was refused and changed nothing. Reads
+    /// still work, and writes work again as soon as space is freed, without a restart.
+    #[error("the store is out of disk space: {source}")]
+    StorageFull {
+        /// The store's error ([`StoreError::OutOfSpace`]).
+        #[source]
+        source: StoreError,
+    },
     /// A bug in this crate: something it should always be able to do failed (serialising
     /// its own values, a handler that panicked). Logged with its cause; the client sees only
     /// a 500.
@@ -168,6 +198,8 @@ impl Error {
             Error::PayloadTooLarge { .. } => "PayloadTooLarge",
             Error::ContentType { .. } => "ContentTypeError",
             Error::Store(_) | Error::Internal { .. } => "InternalError",
+            Error::ServiceUnavailable { .. } => "ServiceUnavailable",
+            Error::StorageFull { .. } => "InsufficientStorage",
         }
     }
 
@@ -183,6 +215,8 @@ impl Error {
             Error::PayloadTooLarge { .. } => 413,
             Error::ContentType { .. } => 415,
             Error::Store(_) | Error::Internal { .. } => 500,
+            Error::ServiceUnavailable { .. } => 503,
+            Error::StorageFull { .. } => 507,
         }
     }
 
@@ -248,6 +282,13 @@ impl Error {
             Error::Internal { .. } => {
                 "The server failed to complete the operation (an internal error).".to_owned()
             }
+            Error::ServiceUnavailable { .. } => "The store's database cannot be reached or did \
+                 not answer in time; retry later. If the connection was lost while a write was \
+                 in flight, it may or may not have been applied: re-read before retrying."
+                .to_owned(),
+            Error::StorageFull { .. } => "The store is out of disk space: the change was not \
+                 made. Reads still work; writes work again once space is freed."
+                .to_owned(),
             other => other.to_string(),
         };
         let details = match self {
@@ -263,6 +304,18 @@ impl Error {
             name: self.name().to_owned(),
             message,
             details,
+        }
+    }
+}
+
+impl From<StoreError> for Error {
+    /// A store's failure by what it means to the caller: out of space and unavailable are
+    /// kinds of their own (507, 503), everything else is [`Error::Store`] (500).
+    fn from(error: StoreError) -> Self {
+        match error {
+            StoreError::OutOfSpace { .. } => Error::StorageFull { source: error },
+            StoreError::Unavailable { .. } => Error::ServiceUnavailable { source: error },
+            other => Error::Store(other),
         }
     }
 }
@@ -302,5 +355,24 @@ mod tests {
         });
         assert!(matches!(store, Error::Store(_)));
         assert_ne!(store.body().message, body.message);
+    }
+
+    #[test]
+    fn a_full_disk_and_an_unreachable_database_are_named() {
+        let full = Error::from(StoreError::OutOfSpace {
+            context: "could not make room in /data/journal-1".into(),
+            source: std::io::Error::from(std::io::ErrorKind::StorageFull),
+        });
+        assert_eq!((full.status(), full.name()), (507, "InsufficientStorage"));
+        let body = full.body();
+        assert!(body.message.contains("out of disk space"), "{}", body.message);
+        // The path is for the logs.
+        assert!(!body.message.contains("/data"), "{}", body.message);
+        let down = Error::from(StoreError::Unavailable {
+            message: "PostgreSQL: commit: connection refused".into(),
+            source: None,
+        });
+        assert_eq!((down.status(), down.name()), (503, "ServiceUnavailable"));
+        assert!(down.body().message.contains("cannot be reached"));
     }
 }

@@ -189,7 +189,8 @@ async fn killed_connection_mid_commit_leaves_no_partial_change_set() {
     hold.rollback().await.unwrap();
 
     let err = result.expect_err("the commit's connection was killed");
-    assert!(matches!(err, StoreError::Backend { .. }), "got {err:?}");
+    // A lost connection: the database is unavailable (503), not a failed statement.
+    assert!(matches!(err, StoreError::Unavailable { .. }), "got {err:?}");
     println!("killed commit reported: {err}");
 
     // None of it is visible: no record, no event, no revision, no collection revision.
@@ -434,11 +435,11 @@ async fn listing_is_in_byte_order_and_prefixes_are_literal() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
-async fn an_unreachable_server_is_a_backend_error() {
+async fn an_unreachable_server_is_unavailable() {
     // Port 1 on loopback: nothing listens there, so the connection is refused at once.
     let config = PostgresConfig::new("postgres://postgres@127.0.0.1:1/test");
     let err = PostgresStore::connect(config).await.expect_err("no server");
-    assert!(matches!(err, StoreError::Backend { .. }), "{err:?}");
+    assert!(matches!(err, StoreError::Unavailable { .. }), "{err:?}");
     assert!(std::error::Error::source(&err).is_some());
     println!("{err}");
 }

@@ -27,8 +27,9 @@ impl IntoResponse for ApiError {
     }
 }
 
-/// The response for `error`. A server error (500) is logged with its whole cause chain; its
-/// body says only that the store failed or that an internal error happened.
+/// The response for `error`. A server error (5xx) is logged with its whole cause chain; its
+/// body says only what kind of failure it was (the store failed, is out of space or is
+/// unavailable, or an internal error happened), never the cause.
 pub(crate) fn error_response(error: &Error) -> Response {
     let status = StatusCode::from_u16(error.status()).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
     let body = error.body();
@@ -39,11 +40,16 @@ pub(crate) fn error_response(error: &Error) -> Response {
             causes.push(cause.to_string());
             source = cause.source();
         }
-        if matches!(error, Error::Store(_)) {
+        if matches!(
+            error,
+            Error::Store(_) | Error::StorageFull { .. } | Error::ServiceUnavailable { .. }
+        ) {
             metrics::counter!("toggle_admin_store_errors_total", "store" => "http").increment(1);
         }
         tracing::error!(error_id = %body.id, %error, causes = ?causes, "request failed: {}", match error {
             Error::Store(_) => "the store failed",
+            Error::StorageFull { .. } => "the store is out of disk space",
+            Error::ServiceUnavailable { .. } => "the store's database is unavailable",
             _ => "internal error",
         });
     } else {

@@ -140,6 +140,16 @@ fn common_errors() -> BTreeMap<String, RefOr<utoipa::openapi::Response>> {
             "500",
             "InternalError: the store failed. The body says only that; the cause is logged.",
         ),
+        (
+            "503",
+            "ServiceUnavailable: the store's database cannot be reached or did not answer in \
+             time, or the request took longer than the server's request timeout; retry later.",
+        ),
+        (
+            "507",
+            "InsufficientStorage: the store is out of disk space; the write was not made. \
+             Writes work again once space is freed.",
+        ),
     ]
     .into_iter()
     .map(|(status, description)| (status.to_owned(), error_response(description)))

@@ -432,6 +432,29 @@ pub enum StoreError {
         #[source]
         source: serde_json::Error,
     },
+    /// The disk is full (or a disk quota is reached): the commit was not written and
+    /// changed nothing, and the store takes commits again once space is freed. See
+    /// [`FileStore`] for which failures a store recovers from by itself.
+    #[error("{context}: the disk is full: {source}")]
+    OutOfSpace {
+        /// What was being done, naming the file.
+        context: String,
+        /// The I/O error (`ErrorKind::StorageFull` or `QuotaExceeded`).
+        #[source]
+        source: std::io::Error,
+    },
+    /// The backend (a database) cannot be reached or did not answer in time: it is down,
+    /// restarting, failing over, or unreachable. Nothing was written, unless the message says
+    /// the outcome of a commit is unknown (the connection was lost while it was in flight:
+    /// re-read before deciding again). Retrying later is the remedy.
+    #[error("{message}")]
+    Unavailable {
+        /// What failed, and why.
+        message: String,
+        /// The backend's error.
+        #[source]
+        source: Option<Box<dyn std::error::Error + Send + Sync>>,
+    },
     /// The backend (e.g. a database) failed.
     #[error("{message}")]
     Backend {
@@ -447,6 +470,16 @@ impl StoreError {
     /// True for [`StoreError::Conflict`].
     pub fn is_conflict(&self) -> bool {
         matches!(self, StoreError::Conflict(_))
+    }
+
+    /// True for [`StoreError::OutOfSpace`].
+    pub fn is_out_of_space(&self) -> bool {
+        matches!(self, StoreError::OutOfSpace { .. })
+    }
+
+    /// True for [`StoreError::Unavailable`].
+    pub fn is_unavailable(&self) -> bool {
+        matches!(self, StoreError::Unavailable { .. })
     }
 }
 

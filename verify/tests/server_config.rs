@@ -46,6 +46,8 @@ async fn help_lists_every_flag_with_its_environment_variable() {
         ("--postgres", "DATABASE_URL"),
         ("--postgres-ssl-mode", "DATABASE_SSL_MODE"),
         ("--postgres-ssl-ca-file", "DATABASE_SSL_CA_FILE"),
+        ("--postgres-connect-timeout", "DATABASE_CONNECT_TIMEOUT"),
+        ("--postgres-statement-timeout", "DATABASE_STATEMENT_TIMEOUT"),
         ("--port", "HTTP_PORT, PORT"),
         ("--headers-timeout", "SERVER_HEADERS_TIMEOUT"),
         ("--shutdown-timeout", "SERVER_GRACEFUL_SHUTDOWN_TIMEOUT"),

@@ -18,6 +18,10 @@ pub(super) struct Acceptor {
     /// Set when a write or sync failed: the journal's contents are then unknown, so the store
     /// refuses every further commit until it is reopened (and recovery says what survived).
     pub(super) failure: Option<Failure>,
+    /// How many times a batch could not be written at all and the accepted state went back
+    /// to the durable one (see `space`): a commit refused for a conflict waits for this to
+    /// change, or for what it conflicted with to become durable.
+    pub(super) rollbacks: u64,
     /// To the journal, in revision order; `None` once the store is closing.
     pub(super) queue: Option<mpsc::Sender<Job>>,
     /// Wakes the writer thread to write what is queued; `None` once the store is closing.
@@ -31,11 +35,14 @@ impl FileStore {
     pub(super) async fn submit_changes(&self, changes: ChangeSet) -> Result<Accepted, StoreError> {
         match self.accept(changes) {
             Ok(accepted) => Ok(accepted),
-            Err(Refused::Conflict(error, accepted)) => {
+            Err(Refused::Conflict(error, accepted, rollbacks)) => {
                 let mut durable = self.shared.durable_revision.subscribe();
                 // An error here means the store is closing; the conflict stands either way.
+                // A rollback means `accepted` may never be durable.
                 let _ = durable
-                    .wait_for(|(revision, failed)| *failed || *revision >= accepted)
+                    .wait_for(|(revision, failed, rolled_back)| {
+                        *failed || *revision >= accepted || *rolled_back != rollbacks
+                    })
                     .await;
                 Err(error)
             }
@@ -59,7 +66,11 @@ impl FileStore {
                 return Err(Refused::Failed(failure.to_error(&self.shared)));
             }
             if let Err(error) = acceptor.records.check(&changes) {
-                return Err(Refused::Conflict(error, acceptor.records.revision()));
+                return Err(Refused::Conflict(
+                    error,
+                    acceptor.records.revision(),
+                    acceptor.rollbacks,
+                ));
             }
             let (revision, events) = acceptor.records.apply(changes.writes, changes.events);
             let job = Job::Commit {
@@ -107,8 +118,9 @@ impl FileStore {
 
 /// Why a change set was not accepted.
 enum Refused {
-    /// A precondition failed against the accepted state, whose revision is given.
-    Conflict(StoreError, Revision),
+    /// A precondition failed against the accepted state, whose revision is given, after so
+    /// many rollbacks.
+    Conflict(StoreError, Revision, u64),
     /// The store cannot take commits.
     Failed(StoreError),
 }

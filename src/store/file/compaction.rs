@@ -77,7 +77,12 @@ fn write_snapshot(shared: &Shared, records: &Records) -> Result<(), StoreError> 
     let temp = snapshot::TEMP_NAME;
     disk.remove(temp)
         .and_then(|()| disk.create(temp, &bytes))
-        .map_err(|e| io_error(format!("could not write {}", disk.describe(temp)), e))?;
+        .map_err(|e| {
+            // A snapshot cut short by a full disk would hold on to the space the journal
+            // needs next; the previous snapshot and the journal are intact either way.
+            let _ = disk.remove(temp);
+            io_error(format!("could not write {}", disk.describe(temp)), e)
+        })?;
     disk.rename(temp, snapshot::FILE_NAME)
         .and_then(|()| disk.sync_dir())
         .map_err(|e| {

@@ -64,6 +64,7 @@ mod open;
 #[cfg(test)]
 mod sim;
 mod snapshot;
+mod space;
 #[cfg(test)]
 mod tests;
 mod writer;
@@ -118,9 +119,16 @@ const DEFAULT_PREALLOCATE_BYTES: u64 = 256 * 1024;
 ///   they are the event log.
 /// * **One process at a time**: the directory is locked while open; a second open fails
 ///   with [`StoreError::Locked`].
-/// * If writing or syncing the journal fails, the commits of that batch fail with
-///   [`StoreError::Io`], and so does every later commit: after a failed sync the file's
-///   contents are unknown, so the store must be reopened (which recovers what is there).
+/// * **A full disk** refuses commits with [`StoreError::OutOfSpace`] and changes nothing;
+///   reads go on, and commits are taken again as soon as there is space, without a reopen.
+///   Running out of space (or any other failure) while making room for a batch, before any
+///   of it is written, leaves the journal as it was: the batch and the commits queued after
+///   it (decided on it) are refused, and the next commit tries again.
+/// * If **writing or syncing** a batch fails, the commits of that batch fail with
+///   [`StoreError::Io`], and so does every later commit until the store is reopened (which
+///   recovers what is there): the journal's contents are then unknown, and after a failed
+///   `fsync` a later one may report success for pages the kernel dropped (PostgreSQL's rule
+///   is to stop, and so is this store's).
 ///
 /// Opening replays the journal on the calling thread (blocking file I/O); dropping the store
 /// waits for the writer thread to finish what was queued and for a running compaction.
@@ -172,9 +180,10 @@ struct Shared {
     snapshotting: Mutex<()>,
     /// Compaction threads to wait for on close.
     compactions: Mutex<Vec<JoinHandle<()>>>,
-    /// The last durable revision, and whether the store failed: for commits that wait until
-    /// what they conflicted with is visible.
-    durable_revision: tokio::sync::watch::Sender<(Revision, bool)>,
+    /// The last durable revision, whether the store failed, and how many times the accepted
+    /// state was rolled back (see `space`): for commits that wait until what they conflicted
+    /// with is visible.
+    durable_revision: tokio::sync::watch::Sender<(Revision, bool, u64)>,
 }
 
 /// The durable state: the records, and the index of the event log (whose events stay in
@@ -362,6 +371,7 @@ impl FileStore {
             acceptor: Mutex::new(Acceptor {
                 records: opened.records.clone(),
                 failure: None,
+                rollbacks: 0,
                 queue: Some(sender),
                 wake: Some(wake),
             }),
@@ -381,7 +391,7 @@ impl FileStore {
             stats,
             snapshotting: Mutex::new(()),
             compactions: Mutex::new(Vec::new()),
-            durable_revision: tokio::sync::watch::Sender::new((revision, false)),
+            durable_revision: tokio::sync::watch::Sender::new((revision, false, 0)),
         });
         let writer = writer::spawn(Arc::clone(&shared), woken)?;
         Ok(FileStore {

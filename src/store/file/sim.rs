@@ -74,6 +74,9 @@ pub(super) const PIECE: usize = 16;
 pub(super) struct SimDisk {
     state: Mutex<State>,
     fail_next_sync: AtomicBool,
+    fail_next_write: AtomicBool,
+    /// The most bytes the live files may hold together (`None`: no limit).
+    capacity: Mutex<Option<usize>>,
 }
 
 impl SimDisk {
@@ -105,6 +108,42 @@ impl SimDisk {
     /// Make the next sync fail.
     pub(super) fn fail_next_sync(&self) {
         self.fail_next_sync.store(true, Ordering::SeqCst);
+    }
+
+    /// Make the next `write_at` fail after writing the first half of its bytes.
+    pub(super) fn fail_next_write(&self) {
+        self.fail_next_write.store(true, Ordering::SeqCst);
+    }
+
+    /// How many bytes the live files hold together.
+    pub(super) fn used(&self) -> usize {
+        let state = self.state();
+        state.live.values().map(|&id| state.inodes[id].data.len()).sum()
+    }
+
+    /// Let the live files hold at most `capacity` bytes together: a write that would grow
+    /// them past it writes what fits and fails with `ErrorKind::StorageFull`, as a full disk
+    /// does.
+    pub(super) fn set_capacity(&self, capacity: Option<usize>) {
+        *self.capacity.lock().unwrap_or_else(PoisonError::into_inner) = capacity;
+    }
+
+    /// How many of `len` bytes written into `name` at `offset` fit under the capacity.
+    fn fitting(&self, name: &str, offset: u64, len: usize) -> usize {
+        let Some(capacity) = *self.capacity.lock().unwrap_or_else(PoisonError::into_inner)
+        else {
+            return len;
+        };
+        let state = self.state();
+        let used: usize = state.live.values().map(|&id| state.inodes[id].data.len()).sum();
+        let file_len = state
+            .live
+            .get(name)
+            .map_or(0, |&id| state.inodes[id].data.len());
+        let offset = usize::try_from(offset).unwrap_or(usize::MAX);
+        let free = capacity.saturating_sub(used);
+        // Bytes up to the file's length (plus what is free) overwrite or fit.
+        (file_len + free).saturating_sub(offset).min(len)
     }
 
     /// The disk as a power loss right after the first `ops` operations leaves it.
@@ -157,7 +196,7 @@ impl SimDisk {
         }
         SimDisk {
             state: Mutex::new(crashed),
-            fail_next_sync: AtomicBool::new(false),
+            ..SimDisk::default()
         }
     }
 
@@ -239,11 +278,24 @@ impl Disk for SimDisk {
     fn create(&self, name: &str, bytes: &[u8]) -> io::Result<()> {
         // Three steps, as on a real disk: a crash between them leaves a short file.
         self.apply(Op::Create(name.to_owned()))?;
-        self.apply(Op::Write(name.to_owned(), 0, bytes.to_vec()))?;
+        self.write_at(name, 0, bytes)?;
         self.apply(Op::Sync(name.to_owned()))
     }
 
     fn write_at(&self, name: &str, offset: u64, bytes: &[u8]) -> io::Result<()> {
+        if self.fail_next_write.swap(false, Ordering::SeqCst) {
+            let half = &bytes[..bytes.len() / 2];
+            self.apply(Op::Write(name.to_owned(), offset, half.to_vec()))?;
+            return Err(io::Error::other("injected write failure"));
+        }
+        let fitting = self.fitting(name, offset, bytes.len());
+        if fitting < bytes.len() {
+            if fitting > 0 {
+                let fits = &bytes[..fitting];
+                self.apply(Op::Write(name.to_owned(), offset, fits.to_vec()))?;
+            }
+            return Err(io::Error::from(io::ErrorKind::StorageFull));
+        }
         self.apply(Op::Write(name.to_owned(), offset, bytes.to_vec()))
     }
 

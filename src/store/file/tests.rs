@@ -277,9 +277,16 @@ async fn a_failed_sync_fails_every_later_commit() {
     assert!(matches!(error, StoreError::Io { .. }), "{error}");
     assert_eq!(store.get(&key(2)).await.unwrap(), None);
     assert_eq!(store.revision().await.unwrap(), Revision(1));
+    // The error says the store stopped, and why.
     let error = store.commit(put_with_event(3)).await.unwrap_err();
-    assert!(error.to_string().contains("reopened"), "{error}");
+    let message = error.to_string();
+    assert!(
+        message.contains("until it is reopened") && message.contains("sync"),
+        "{message}"
+    );
     assert!(store.compact().await.is_err());
+    // The stop holds once the disk is fine again.
+    assert!(store.commit(put_with_event(4)).await.is_err());
     drop(store);
     for unsynced in [Unsynced::Lost, Unsynced::Kept(usize::MAX)] {
         let crashed = Arc::new(disk.crash_after(disk.ops(), unsynced));
@@ -333,4 +340,138 @@ async fn writers_deciding_on_the_accepted_state_lose_nothing() {
     assert_eq!(value.value, json!(800));
     assert_eq!(store.stats().commits, 800);
     assert_eq!(store.events(0, 10).await.unwrap().len(), 0);
+}
+
+/// The disk fills up: a commit whose room cannot be made is refused with `OutOfSpace` and
+/// changes nothing (reads, the accepted state and the event log stay at the last durable
+/// commit); the store keeps refusing while the disk is full, and takes commits again as soon
+/// as there is space, without a reopen. Every crash image holds every acknowledged commit.
+#[tokio::test]
+async fn a_full_disk_refuses_commits_until_space_returns() {
+    a_full_disk_refuses_commits_until_space_returns_with().await;
+}
+
+/// The same when the lone commits are written by their own tasks.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_full_disk_refuses_inline_commits_until_space_returns() {
+    a_full_disk_refuses_commits_until_space_returns_with().await;
+}
+
+async fn a_full_disk_refuses_commits_until_space_returns_with() {
+    let disk = Arc::new(SimDisk::new());
+    let store = FileStore::open_on(disk.clone(), options(u64::MAX)).unwrap();
+    let mut acknowledged = BTreeMap::new();
+    acknowledged.insert(1, store.commit(put_with_event(1)).await.unwrap());
+    // Not even the next record fits.
+    disk.set_capacity(Some(disk.used() + 8));
+    for attempt in 0..3 {
+        let error = store.commit(put_with_event(2)).await.unwrap_err();
+        assert!(error.is_out_of_space(), "attempt {attempt}: {error}");
+        assert!(error.to_string().contains("the disk is full"), "{error}");
+    }
+    assert_eq!(store.get(&key(2)).await.unwrap(), None);
+    assert_eq!(store.revision().await.unwrap(), Revision(1));
+    assert_eq!(store.decision_view().await.unwrap().revision(), Revision(1));
+    assert_eq!(store.events(0, 10).await.unwrap().len(), 1);
+    // Room for what the next batch needs but not for a whole preallocation: the store
+    // fills the disk to its last byte before refusing.
+    disk.set_capacity(Some(disk.used() + 2_000));
+    let mut i = 3;
+    loop {
+        match store.commit(put_with_event(i)).await {
+            Ok(revision) => {
+                acknowledged.insert(i, revision);
+                i += 1;
+            }
+            Err(error) => {
+                assert!(error.is_out_of_space(), "{error}");
+                break;
+            }
+        }
+        assert!(i < 100, "the capacity was never reached");
+    }
+    assert!(i > 4, "fewer than two commits fitted in 2,000 bytes");
+    // Space returns: the next commit goes through, decided on the durable state.
+    disk.set_capacity(None);
+    let revision = store.commit(put_with_event(2)).await.unwrap();
+    assert_eq!(revision, Revision(acknowledged.len() as u64 + 1));
+    acknowledged.insert(2, revision);
+    acknowledged.insert(i, store.commit(put_with_event(i)).await.unwrap());
+    check_crashed(&store, &acknowledged, "after the disk was full").await;
+    drop(store);
+    for unsynced in [Unsynced::Lost, Unsynced::Kept(usize::MAX), Unsynced::Garbage(7)] {
+        let crashed = Arc::new(disk.crash_after(disk.ops(), unsynced));
+        let store = FileStore::open_on(crashed, options(u64::MAX)).unwrap();
+        check_crashed(&store, &acknowledged, "reopened after the disk was full").await;
+    }
+}
+
+/// Commits accepted while the disk is full, decided on one another, are all refused: none
+/// is written on top of a refused one, and the next commit is decided on the durable state.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn commits_queued_behind_a_refused_batch_are_refused_too() {
+    let disk = Arc::new(SimDisk::new());
+    let store = Arc::new(FileStore::open_on(disk.clone(), options(u64::MAX)).unwrap());
+    store.commit(put_with_event(1)).await.unwrap();
+    disk.set_capacity(Some(disk.used()));
+    let counter = Key::new(Collection::Sequences, "counter");
+    // Each accepted on the accepted state of the one before it.
+    let mut pending = Vec::new();
+    for n in 0..8u64 {
+        let mut changes = ChangeSet::new();
+        changes
+            .expect_revision(
+                counter.clone(),
+                if n == 0 { Revision::ABSENT } else { Revision(n + 1) },
+            )
+            .put(counter.clone(), json!(n));
+        match store.submit(changes).await {
+            Ok(accepted) => pending.push(accepted),
+            // Decided after the refusal rolled the accepted state back.
+            Err(error) => assert!(error.is_conflict(), "{error}"),
+        }
+    }
+    for accepted in pending {
+        let error = accepted.durable().await.unwrap_err();
+        assert!(error.is_out_of_space(), "{error}");
+    }
+    assert_eq!(store.get(&counter).await.unwrap(), None);
+    assert_eq!(store.decision_view().await.unwrap().revision(), Revision(1));
+    disk.set_capacity(None);
+    let mut changes = ChangeSet::new();
+    changes
+        .expect_revision(counter.clone(), Revision::ABSENT)
+        .put(counter.clone(), json!("after"));
+    assert_eq!(store.commit(changes).await.unwrap(), Revision(2));
+}
+
+/// A write of a batch that fails (the disk took part of it) stops the store as a failed
+/// sync does: what the journal holds is unknown until it is read again. Reopened, the store
+/// holds every acknowledged commit and only whole ones.
+#[tokio::test]
+async fn a_failed_batch_write_stops_the_store_until_it_is_reopened() {
+    let disk = Arc::new(SimDisk::new());
+    let store = FileStore::open_on(disk.clone(), options(u64::MAX)).unwrap();
+    let first = store.commit(put_with_event(1)).await.unwrap();
+    disk.fail_next_write();
+    let error = store.commit(put_with_event(2)).await.unwrap_err();
+    assert!(!error.is_out_of_space(), "{error}");
+    assert!(error.to_string().contains("could not write to"), "{error}");
+    let error = store.commit(put_with_event(3)).await.unwrap_err();
+    assert!(
+        error.to_string().contains("until it is reopened"),
+        "{error}"
+    );
+    drop(store);
+    for unsynced in [Unsynced::Lost, Unsynced::Kept(usize::MAX)] {
+        let crashed = Arc::new(disk.crash_after(disk.ops(), unsynced));
+        let store = FileStore::open_on(crashed, options(u64::MAX)).unwrap();
+        check_crashed(
+            &store,
+            &BTreeMap::from([(1, first)]),
+            "reopened after a failed write",
+        )
+        .await;
+        store.commit(put_with_event(5)).await.unwrap();
+    }
 }

@@ -39,6 +39,7 @@ use std::time::{Duration, Instant};
 use tokio::sync::oneshot;
 
 use super::event_index::EventKeys;
+use super::space::{self, AppendError};
 use super::{Shared, compaction, io_error, journal};
 use crate::store::{Event, Records, Revision, StoreError};
 
@@ -103,7 +104,9 @@ impl Failure {
     pub(super) fn to_error(&self, shared: &Shared) -> StoreError {
         io_error(
             format!(
-                "the file store at {} takes no more commits until it is reopened",
+                "the file store at {} takes no more commits until it is reopened (a write or \
+                 sync of its journal failed, so what the journal holds is unknown until it is \
+                 read again)",
                 shared.describe("")
             ),
             std::io::Error::new(self.kind, self.message.clone()),
@@ -197,7 +200,7 @@ fn drain(shared: &Arc<Shared>, pass: Pass) {
         }
         let size = batch.waiting.len();
         let started = Instant::now();
-        writer.write(shared, batch);
+        writer.write(shared, queue, batch);
         if size > 0 {
             writer.previous_batch = size;
             writer.last_write = started.elapsed();
@@ -332,7 +335,7 @@ impl Writer {
         }
     }
 
-    fn write(&mut self, shared: &Arc<Shared>, batch: Batch) {
+    fn write(&mut self, shared: &Arc<Shared>, queue: &mpsc::Receiver<Job>, batch: Batch) {
         let started = Instant::now();
         if let Some((revision, records)) = batch.last {
             // Where the batch lands in the segment.
@@ -340,7 +343,7 @@ impl Writer {
             let mut bytes = batch.bytes;
             bytes.extend_from_slice(&journal::batch_end(revision));
             let written = match failure(shared) {
-                Some(failure) => Err(failure.to_error(shared)),
+                Some(failure) => Err(AppendError::Unknown(failure.to_error(shared))),
                 None => self.append(shared, &bytes),
             };
             match written {
@@ -399,7 +402,10 @@ impl Writer {
                         self.rotate(shared, revision, None);
                     }
                 }
-                Err(error) => {
+                Err(AppendError::Unwritten(error)) => {
+                    space::refuse_unwritten(shared, queue, &error, batch.waiting);
+                }
+                Err(AppendError::Unknown(error)) => {
                     fail(shared, &error);
                     shared
                         .in_flight
@@ -424,21 +430,22 @@ impl Writer {
     /// Write `bytes` (whole records and a batch end) after the active segment's records and,
     /// if durable, sync it. Past the zeroed space, first make the next
     /// [`preallocate_bytes`](super::Options) ready: written as zeros, synced with the batch.
-    fn append(&mut self, shared: &Shared, bytes: &[u8]) -> Result<(), StoreError> {
+    /// A failure to make room leaves the journal as it was; a failed write or sync does not
+    /// (see `space`).
+    fn append(&mut self, shared: &Shared, bytes: &[u8]) -> Result<(), AppendError> {
         let disk = &shared.disk;
         let failed = |what: &str, e| {
-            io_error(
+            AppendError::Unknown(io_error(
                 format!("could not {what} {}", disk.describe(&self.segment)),
                 e,
-            )
+            ))
         };
         let end = self.len + bytes.len() as u64;
         if end > self.allocated {
             let target = end + shared.options.preallocate_bytes;
-            let zeros = vec![0; usize::try_from(target - self.allocated).unwrap_or(0)];
-            disk.write_at(&self.segment, self.allocated, &zeros)
-                .map_err(|e| failed("make room in", e))?;
-            self.allocated = target;
+            self.allocated =
+                space::make_room(disk.as_ref(), &self.segment, self.allocated, end, target)
+                    .map_err(AppendError::Unwritten)?;
         }
         disk.write_at(&self.segment, self.len, bytes)
             .map_err(|e| failed("write to", e))?;

@@ -62,6 +62,7 @@
 //! caller gets its own answer.
 
 use std::sync::Arc;
+use std::time::Duration;
 
 use deadpool_postgres::Pool;
 use tokio::sync::{OwnedSemaphorePermit, Semaphore, mpsc, oneshot};
@@ -70,6 +71,7 @@ use tokio_postgres::types::ToSql;
 use super::commit::{self, Failure, Locks, Plan};
 use super::failure::{self, backend, connection_lost, plain};
 use super::sql::Statements;
+use super::timeouts;
 use crate::store::{ChangeSet, Revision, StoreError};
 
 /// The most change sets in one transaction: enough for every connection of a busy pool,
@@ -100,6 +102,8 @@ pub(super) struct Committer {
     pub pool: Pool,
     pub statements: Arc<Statements>,
     pub attempts: usize,
+    /// How long one attempt at a transaction waits for the database (see `timeouts`).
+    pub bound: Duration,
 }
 
 impl Batcher {
@@ -170,9 +174,9 @@ impl Committer {
                     answer(job, result);
                 }
             }
-            Err(Together::Failed(message)) => {
+            Err(Together::Failed(error)) => {
                 for job in batch {
-                    answer(job, Err(plain(message.clone())));
+                    answer(job, Err(failure::copy(&error)));
                 }
             }
         }
@@ -189,7 +193,19 @@ impl Committer {
                 .get()
                 .await
                 .map_err(|e| failure::pool("commit", e))?;
-            match commit::run(&mut client, &self.statements, &plan).await {
+            let attempted =
+                timeouts::bounded(self.bound, commit::run(&mut client, &self.statements, &plan))
+                    .await;
+            let attempted = match attempted {
+                Ok(attempted) => attempted,
+                Err(elapsed) => {
+                    // No answer in time: the connection leaves the pool, and the outcome is
+                    // unknown (COMMIT may have been sent).
+                    super::discard(client);
+                    return Err(elapsed.error("commit", true));
+                }
+            };
+            match attempted {
                 Ok(revision) => {
                     metrics::counter!("toggle_admin_commits_total", "store" => "postgres")
                         .increment(1);
@@ -222,8 +238,19 @@ impl Committer {
                 .pool
                 .get()
                 .await
-                .map_err(|e| Together::Failed(failure::pool("commit", e).to_string()))?;
-            match self.transaction(&mut client, &plans).await {
+                .map_err(|e| Together::Failed(failure::pool("commit", e)))?;
+            let attempted = timeouts::bounded(self.bound, self.transaction(&mut client, &plans))
+                .await;
+            let attempted = match attempted {
+                Ok(attempted) => attempted,
+                Err(elapsed) => {
+                    // No answer in time: the connection leaves the pool, and the outcome is
+                    // unknown (COMMIT may have been sent).
+                    super::discard(client);
+                    return Err(Together::Failed(elapsed.error("commit", true)));
+                }
+            };
+            match attempted {
                 Ok(results) => return Ok(results),
                 Err(Attempt::Stale(e)) if attempt < self.attempts => {
                     tracing::debug!(error = %e, "retrying a batch on a fresh connection");
@@ -248,9 +275,9 @@ impl Committer {
     ) -> Result<Vec<Result<Revision, StoreError>>, Attempt> {
         let tx = client.transaction().await.map_err(|e| {
             if connection_lost(&e) {
-                Attempt::Stale(backend("commit: begin", e).to_string())
+                Attempt::Stale(backend("commit: begin", e))
             } else {
-                Attempt::Failed(backend("commit: begin", e).to_string())
+                Attempt::Failed(backend("commit: begin", e))
             }
         })?;
         // A statement the database refuses aborts the whole transaction: the batch then runs
@@ -258,7 +285,10 @@ impl Committer {
         let during = |what: &'static str| {
             move |e: tokio_postgres::Error| {
                 if connection_lost(&e) {
-                    Attempt::Lost(backend(what, e).to_string())
+                    Attempt::Lost(backend(what, e))
+                } else if failure::timed_out(&e) {
+                    // One at a time would only time out again.
+                    Attempt::Failed(backend(what, e))
                 } else {
                     Attempt::Refused
                 }
@@ -280,7 +310,7 @@ impl Committer {
                 commit::outcome(plan, &row).map_err(|failure| match failure {
                     Failure::StaleConnection(e)
                     | Failure::LostConnection(e)
-                    | Failure::Final(e) => Attempt::Failed(e.to_string()),
+                    | Failure::Final(e) => Attempt::Failed(e),
                 })?,
             );
         }
@@ -290,7 +320,6 @@ impl Committer {
                     "commit: COMMIT failed, so whether the change set was applied is unknown",
                     e,
                 )
-                .to_string(),
             )
         })?;
         let committed = results.iter().filter(|r| r.is_ok()).count();
@@ -304,20 +333,20 @@ impl Committer {
 enum Together {
     /// The database refused a statement: run the change sets one by one.
     Refused,
-    /// Nothing more can be done; every caller gets this message.
-    Failed(String),
+    /// Nothing more can be done; every caller gets this error.
+    Failed(StoreError),
 }
 
 /// How one attempt at a batch's transaction ended when it did not commit.
 enum Attempt {
     /// The connection was dead at `BEGIN`; nothing was sent.
-    Stale(String),
+    Stale(StoreError),
     /// The connection died during the transaction: the outcome is unknown.
-    Lost(String),
+    Lost(StoreError),
     /// The database refused a statement; the transaction is rolled back.
     Refused,
     /// Anything else.
-    Failed(String),
+    Failed(StoreError),
 }
 
 /// Answer `job`; a caller that stopped waiting no longer needs the answer.

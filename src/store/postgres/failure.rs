@@ -1,5 +1,11 @@
 //! Turning PostgreSQL and pool errors into [`StoreError`]s, and telling a lost connection from
 //! other failures (a lost connection at the start of an operation is worth one more try).
+//!
+//! A database that cannot be reached or does not answer in time is
+//! [`StoreError::Unavailable`]: a connection refused, lost or timed out, a server shutting
+//! down or starting up, a statement cancelled by `statement_timeout`, no free connection
+//! within the pool's wait. Everything else (a refused statement, bad credentials, a missing
+//! database) is [`StoreError::Backend`]: waiting would not help.
 
 use std::error::Error as _;
 
@@ -13,10 +19,44 @@ pub(super) fn backend(what: &str, source: tokio_postgres::Error) -> StoreError {
     // tokio-postgres prints only "db error" for a server error; the server's own message is
     // what tells an operator what went wrong, so it goes in the message too.
     let detail = describe(&source);
-    StoreError::Backend {
-        message: format!("PostgreSQL: {what}: {detail}"),
-        source: Some(Box::new(source)),
+    let message = format!("PostgreSQL: {what}: {detail}");
+    if connection_lost(&source) || timed_out(&source) {
+        StoreError::Unavailable {
+            message,
+            source: Some(Box::new(source)),
+        }
+    } else {
+        StoreError::Backend {
+            message,
+            source: Some(Box::new(source)),
+        }
     }
+}
+
+/// An unavailable-backend error with no underlying error (a client-side timeout).
+pub(super) fn unavailable(message: String) -> StoreError {
+    StoreError::Unavailable {
+        message,
+        source: None,
+    }
+}
+
+/// The same error again, for another caller of one batch: its kind and message, without
+/// its source (which cannot be cloned).
+pub(super) fn copy(error: &StoreError) -> StoreError {
+    match error {
+        StoreError::Unavailable { message, .. } => unavailable(message.clone()),
+        StoreError::Conflict(what) => StoreError::Conflict(what.clone()),
+        other => plain(other.to_string()),
+    }
+}
+
+/// True when the server cancelled a statement for running past `statement_timeout` (or a
+/// lock wait past `lock_timeout`): it is too busy or blocked to answer in time.
+pub(super) fn timed_out(error: &tokio_postgres::Error) -> bool {
+    error
+        .code()
+        .is_some_and(|code| *code == SqlState::QUERY_CANCELED || *code == SqlState::LOCK_NOT_AVAILABLE)
 }
 
 /// The server's message and SQLSTATE for a server error; otherwise the error and its causes
@@ -44,9 +84,24 @@ pub(super) fn pool(what: &str, source: PoolError) -> StoreError {
         PoolError::Backend(e) => describe(e),
         other => other.to_string(),
     };
-    StoreError::Backend {
-        message: format!("PostgreSQL: {what}: could not get a connection: {detail}"),
-        source: Some(Box::new(source)),
+    let message = format!("PostgreSQL: {what}: could not get a connection: {detail}");
+    let down = match &source {
+        // No connection within the wait, or connecting took too long.
+        PoolError::Timeout(_) => true,
+        // Refused, reset, or a server shutting down or starting up.
+        PoolError::Backend(e) => connection_lost(e),
+        _ => false,
+    };
+    if down {
+        StoreError::Unavailable {
+            message,
+            source: Some(Box::new(source)),
+        }
+    } else {
+        StoreError::Backend {
+            message,
+            source: Some(Box::new(source)),
+        }
     }
 }
 

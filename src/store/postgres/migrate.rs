@@ -51,6 +51,11 @@ pub(super) async fn migrate(client: &mut Client, schema: &str) -> Result<(), Sto
     let quoted = quote_identifier(schema);
     let fail = |what: &str, e| backend(&format!("migrating schema {schema}: {what}"), e);
     let tx = client.transaction().await.map_err(|e| fail("begin", e))?;
+    // A migration (and the wait for another instance's) may take longer than the sessions'
+    // statement timeout: it runs once, at start, and must not be cut off halfway.
+    tx.batch_execute("SET LOCAL statement_timeout = 0")
+        .await
+        .map_err(|e| fail("lifting the statement timeout", e))?;
     tx.execute(
         "SELECT pg_advisory_xact_lock($1::int4, hashtext($2::text))",
         &[&LOCK_CLASS, &schema],

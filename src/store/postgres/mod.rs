@@ -7,6 +7,7 @@ mod failure;
 mod migrate;
 mod reads;
 mod sql;
+mod timeouts;
 mod tls;
 mod view;
 
@@ -58,8 +59,15 @@ pub struct PostgresConfig {
     /// `pg_stat_activity`.
     pub application_name: String,
     /// How long opening one connection may take, unless the URL sets `connect_timeout`
-    /// (default 10 s).
+    /// (default 5 s). A server that is down refuses at once; this bounds the wait for one
+    /// that does not answer at all.
     pub connect_timeout: Duration,
+    /// How long one statement may run (default 10 s): the sessions' `statement_timeout`,
+    /// and, plus 2 s, how long the store waits for the answers of one attempt at an
+    /// operation before it drops the connection (a server that froze or a network that
+    /// drops packets never answers; see `StoreError::Unavailable`). The connection string's
+    /// own `options=-c statement_timeout=…` wins on the server.
+    pub statement_timeout: Duration,
     /// How long an operation waits for a free connection when all are busy before failing
     /// (default 30 s).
     pub wait_timeout: Duration,
@@ -73,9 +81,24 @@ impl PostgresConfig {
             schema: "toggle_admin".to_owned(),
             pool_size: 16,
             application_name: "toggle-admin".to_owned(),
-            connect_timeout: Duration::from_secs(10),
+            connect_timeout: Duration::from_secs(5),
+            statement_timeout: Duration::from_secs(10),
             wait_timeout: Duration::from_secs(30),
         }
+    }
+
+    /// Give up opening a connection after `timeout` (see
+    /// [`connect_timeout`](Self::connect_timeout)).
+    pub fn with_connect_timeout(mut self, timeout: Duration) -> Self {
+        self.connect_timeout = timeout;
+        self
+    }
+
+    /// Cancel statements running longer than `timeout` (see
+    /// [`statement_timeout`](Self::statement_timeout)).
+    pub fn with_statement_timeout(mut self, timeout: Duration) -> Self {
+        self.statement_timeout = timeout;
+        self
     }
 
     /// Use `schema` for the store's tables.
@@ -105,6 +128,7 @@ impl fmt::Debug for PostgresConfig {
             .field("pool_size", &self.pool_size)
             .field("application_name", &self.application_name)
             .field("connect_timeout", &self.connect_timeout)
+            .field("statement_timeout", &self.statement_timeout)
             .field("wait_timeout", &self.wait_timeout)
             .finish_non_exhaustive()
     }
@@ -146,11 +170,15 @@ impl fmt::Debug for PostgresConfig {
 ///   the outcome is unknown: re-read before deciding again.
 /// * **Reads** are one statement each (a listing and its collection revision come from one
 ///   snapshot) and see every commit that returned before they started.
-/// * **Failures**: lost connections and server errors become [`StoreError::Backend`]s naming
-///   the step that failed. Connections the server closed are dropped from the pool and
-///   replaced; an operation that finds its pooled connection dead before it sent anything
-///   retries on another one, so a restarted server costs at most the calls that were in
-///   flight.
+/// * **Failures**: a database that cannot be reached or does not answer in time (refused,
+///   lost or timed-out connections, a server shutting down or starting up, a statement past
+///   `statement_timeout`) is [`StoreError::Unavailable`]; other server errors become
+///   [`StoreError::Backend`]s; both name the step that failed. Nothing waits without a bound
+///   (connect, statement and pool-wait timeouts in [`PostgresConfig`]). Connections the
+///   server closed are dropped from the pool and replaced; an operation that finds its
+///   pooled connection dead before it sent anything retries on another one, so a restarted
+///   server costs at most the calls that were in flight, and the store carries on by itself
+///   once the server is back.
 ///
 /// Connections must be the store's own sessions (direct, or through a pooler in session
 /// mode): the gate is a session-level advisory lock while a view takes its snapshot, which a
@@ -173,6 +201,8 @@ pub struct PostgresStore {
     schema: Arc<str>,
     statements: Arc<Statements>,
     commits: batch::Batcher,
+    /// How long one attempt at an operation waits for the database (see `timeouts`).
+    bound: Duration,
 }
 
 impl fmt::Debug for PostgresStore {
@@ -211,6 +241,8 @@ impl PostgresStore {
         if pg_config.get_connect_timeout().is_none() {
             pg_config.connect_timeout(config.connect_timeout);
         }
+        let options = timeouts::session_options(pg_config.get_options(), config.statement_timeout);
+        pg_config.options(&options);
         // `Fast` recycling only checks that the socket is still open: a connection the server
         // ended while idle is caught by the stale-connection retry instead of costing every
         // checkout a round trip, as `Verified` would.
@@ -233,12 +265,14 @@ impl PostgresStore {
             pool: pool.clone(),
             statements: Arc::clone(&statements),
             attempts: pool.status().max_size + 1,
+            bound: timeouts::client_bound(config.statement_timeout),
         });
         let store = PostgresStore {
             pool,
             schema: Arc::from(schema.as_str()),
             statements,
             commits,
+            bound: timeouts::client_bound(config.statement_timeout),
         };
         let mut client = store
             .pool
@@ -268,7 +302,7 @@ impl PostgresStore {
             .await
             .map_err(|e| failure::pool("taking a view", e))?;
         Ok(Box::new(
-            view::PgView::begin(client, Arc::clone(&self.statements), kind).await?,
+            view::PgView::begin(client, Arc::clone(&self.statements), kind, self.bound).await?,
         ))
     }
 
@@ -329,23 +363,30 @@ impl PostgresStore {
         let mut attempt = 1;
         loop {
             let client = self.pool.get().await.map_err(|e| failure::pool(what, e))?;
-            let result = match gate {
-                Gate::Skip => read_once(client, sql, params).await,
-                Gate::Inside => {
-                    // The connection goes back to the pool only when all three statements
-                    // answered: otherwise (or if this future is dropped midway) it leaves
-                    // the pool, since its session may still hold the gate's lock.
-                    let settling = Settling(Some(client));
-                    let Some(client) = settling.0.as_ref() else {
-                        return Err(plain(format!("PostgreSQL: {what}: no connection")));
-                    };
-                    let result = self.read_settled_once(client, sql, params).await;
-                    if result.is_ok() {
-                        settling.done();
-                    }
-                    result
+            // The connection goes back to the pool only when its statements answered:
+            // otherwise (or if this future is dropped midway) it leaves the pool, since it
+            // may be dead, hung, or (inside the gate) still hold the gate's lock.
+            let settling = Settling(Some(client));
+            let Some(client) = settling.0.as_ref() else {
+                return Err(plain(format!("PostgreSQL: {what}: no connection")));
+            };
+            let once = async {
+                match gate {
+                    Gate::Skip => read_once(client, sql, params).await,
+                    Gate::Inside => self.read_settled_once(client, sql, params).await,
                 }
             };
+            let result = match timeouts::bounded(self.bound, once).await {
+                Ok(result) => result,
+                Err(elapsed) => return Err(elapsed.error(what, false)),
+            };
+            let keep = match gate {
+                Gate::Skip => !connection_lost_result(&result),
+                Gate::Inside => result.is_ok(),
+            };
+            if keep {
+                settling.done();
+            }
             match result {
                 Ok(rows) => return Ok(rows),
                 Err(e) if connection_lost(&e) && attempt < self.attempts() => {
@@ -387,22 +428,19 @@ impl PostgresStore {
     }
 }
 
-/// One read statement on `client`; a connection found dead leaves the pool.
+/// One read statement on `client`.
 async fn read_once(
-    client: deadpool_postgres::Client,
+    client: &deadpool_postgres::Client,
     sql: &str,
     params: &[&(dyn ToSql + Sync)],
 ) -> Result<Vec<Row>, tokio_postgres::Error> {
-    let result = match client.prepare_cached(sql).await {
-        Ok(statement) => client.query(&statement, params).await,
-        Err(e) => Err(e),
-    };
-    if let Err(e) = &result
-        && connection_lost(e)
-    {
-        discard(client);
-    }
-    result
+    let statement = client.prepare_cached(sql).await?;
+    client.query(&statement, params).await
+}
+
+/// Whether a read failed because its connection is gone (it then leaves the pool).
+fn connection_lost_result(result: &Result<Vec<Row>, tokio_postgres::Error>) -> bool {
+    result.as_ref().err().is_some_and(connection_lost)
 }
 
 /// A pooled connection that may hold the gate's session lock: dropped before

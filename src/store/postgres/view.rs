@@ -3,6 +3,7 @@
 
 use std::fmt;
 use std::sync::Arc;
+use std::time::Duration;
 
 use async_trait::async_trait;
 use deadpool_postgres::Client;
@@ -15,6 +16,7 @@ use super::failure::{backend, plain};
 use super::reads::{self, Queries};
 use super::revision_of;
 use super::sql::Statements;
+use super::timeouts;
 use crate::store::{Collection, Key, Listing, ReadView, Revision, StoreError, Versioned};
 
 /// Which snapshot a view takes.
@@ -39,6 +41,8 @@ pub(super) struct PgView {
     /// Whether the session may still hold the gate's lock (the view was dropped while
     /// taking its snapshot): its `Drop` then lets go of it.
     in_gate: bool,
+    /// How long one statement's answer is waited for (see `timeouts`).
+    bound: Duration,
 }
 
 impl PgView {
@@ -47,6 +51,7 @@ impl PgView {
         client: Client,
         statements: Arc<Statements>,
         kind: ViewKind,
+        bound: Duration,
     ) -> Result<Self, StoreError> {
         let what = "taking a view";
         // The view owns the connection before `BEGIN` is sent: if this future is dropped
@@ -59,7 +64,37 @@ impl PgView {
             statements,
             revision: Revision::ABSENT,
             in_gate: matches!(kind, ViewKind::Settled),
+            bound,
         };
+        let begun = timeouts::bounded(bound, view.open(kind)).await;
+        let rows = match begun {
+            Ok(rows) => rows?,
+            Err(elapsed) => {
+                // A connection that does not answer leaves the pool.
+                view.abandon().await;
+                return Err(elapsed.error(what, false));
+            }
+        };
+        // The release ran, or the view never entered the gate.
+        view.in_gate = false;
+        let row = rows
+            .first()
+            .ok_or_else(|| plain(format!("PostgreSQL: {what}: no revision read")))?;
+        view.revision = revision_of(row, 0, what)?;
+        Ok(view)
+    }
+
+    /// Drop the view's connection for good (it did not answer in time).
+    async fn abandon(&self) {
+        if let Some(client) = self.client.lock().await.take() {
+            drop(deadpool_postgres::Object::take(client));
+        }
+    }
+
+    /// `BEGIN` and the revision the transaction sees, inside the gate for a settled view.
+    async fn open(&self, kind: ViewKind) -> Result<Vec<Row>, StoreError> {
+        let what = "taking a view";
+        let view = self;
         let rows = {
             let guard = view.client.lock().await;
             let client = guard
@@ -114,13 +149,7 @@ impl PgView {
                 rows.map_err(|e| backend(what, e))?
             }
         };
-        // The release ran, or the view never entered the gate.
-        view.in_gate = false;
-        let row = rows
-            .first()
-            .ok_or_else(|| plain(format!("PostgreSQL: {what}: no revision read")))?;
-        view.revision = revision_of(row, 0, what)?;
-        Ok(view)
+        Ok(rows)
     }
 }
 
@@ -162,18 +191,24 @@ impl Queries for PgView {
         sql: &str,
         params: &[&(dyn ToSql + Sync)],
     ) -> Result<Vec<Row>, StoreError> {
-        let guard = self.client.lock().await;
+        let mut guard = self.client.lock().await;
         let client = guard
             .as_ref()
             .ok_or_else(|| plain(format!("PostgreSQL: {what}: the view is closed")))?;
-        let statement = client
-            .prepare_cached(sql)
-            .await
-            .map_err(|e| backend(what, e))?;
-        client
-            .query(&statement, params)
-            .await
-            .map_err(|e| backend(what, e))
+        let once = async {
+            let statement = client.prepare_cached(sql).await?;
+            client.query(&statement, params).await
+        };
+        match timeouts::bounded(self.bound, once).await {
+            Ok(rows) => rows.map_err(|e| backend(what, e)),
+            Err(elapsed) => {
+                // A connection that does not answer leaves the pool; the view is closed.
+                if let Some(client) = guard.take() {
+                    drop(deadpool_postgres::Object::take(client));
+                }
+                Err(elapsed.error(what, false))
+            }
+        }
     }
 
     async fn query_settled(
