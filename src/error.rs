@@ -365,7 +365,11 @@ mod tests {
         });
         assert_eq!((full.status(), full.name()), (507, "InsufficientStorage"));
         let body = full.body();
-        assert!(body.message.contains("out of disk space"), "{}", body.message);
+        assert!(
+            body.message.contains("out of disk space"),
+            "{}",
+            body.message
+        );
         // The path is for the logs.
         assert!(!body.message.contains("/data"), "{}", body.message);
         let down = Error::from(StoreError::Unavailable {

@@ -137,7 +137,10 @@ async fn a_file_store_on_a_full_disk_refuses_commits_and_takes_them_again_once_s
         assert!(i < 100_000, "the disk never filled up");
     };
     assert!(refused.is_out_of_space(), "{refused}");
-    assert!(refused.to_string().contains("the disk is full"), "{refused}");
+    assert!(
+        refused.to_string().contains("the disk is full"),
+        "{refused}"
+    );
     // It stays refused while the disk is full, and nothing refused is there.
     for attempt in 0..3 {
         let error = store.commit(put(i)).await.unwrap_err();
@@ -149,7 +152,10 @@ async fn a_file_store_on_a_full_disk_refuses_commits_and_takes_them_again_once_s
         Revision(acknowledged.len() as u64)
     );
     for (n, revision) in &acknowledged {
-        assert_eq!(store.get(&key(*n)).await.unwrap().unwrap().revision, *revision);
+        assert_eq!(
+            store.get(&key(*n)).await.unwrap().unwrap().revision,
+            *revision
+        );
     }
     // Space returns: the very next commit goes through.
     std::fs::remove_file(filler).unwrap();
@@ -162,7 +168,10 @@ async fn a_file_store_on_a_full_disk_refuses_commits_and_takes_them_again_once_s
         Revision(acknowledged.len() as u64)
     );
     for (n, revision) in &acknowledged {
-        assert_eq!(store.get(&key(*n)).await.unwrap().unwrap().revision, *revision);
+        assert_eq!(
+            store.get(&key(*n)).await.unwrap().unwrap().revision,
+            *revision
+        );
     }
 }
 
@@ -208,7 +217,11 @@ async fn the_server_on_a_full_disk_answers_507_and_carries_on_once_space_returns
         assert!(n < 50_000, "the disk never filled up");
     };
     assert_eq!(refusal.status, 507, "{}", refusal.body);
-    assert_eq!(refusal.body["name"], "InsufficientStorage", "{}", refusal.body);
+    assert_eq!(
+        refusal.body["name"], "InsufficientStorage",
+        "{}",
+        refusal.body
+    );
     let message = refusal.body["message"].as_str().unwrap();
     assert!(message.contains("out of disk space"), "{message}");
     // Still refused, and PATCH too; nothing refused is visible.
@@ -237,7 +250,10 @@ async fn the_server_on_a_full_disk_answers_507_and_carries_on_once_space_returns
     }
     assert_eq!(ready(&http, &server).await, 503);
     let logged = server.log_text();
-    assert!(logged.contains("the disk is full"), "the log does not name the cause:\n{logged}");
+    assert!(
+        logged.contains("the disk is full"),
+        "the log does not name the cause:\n{logged}"
+    );
 
     // Space returns: the next write goes through, without a restart.
     std::fs::remove_file(filler).unwrap();

@@ -286,7 +286,9 @@ async fn a_database_restart_under_writes_costs_503s_only_while_it_is_down() {
     cluster.pg_ctl_stop("fast");
     let stopped = Instant::now();
     assert!(
-        wait_for(&seen, 503, 4, stopped, ANSWER_WITHIN).await.is_some(),
+        wait_for(&seen, 503, 4, stopped, ANSWER_WITHIN)
+            .await
+            .is_some(),
         "no 503 while the database was down"
     );
     assert_eq!(ready(&http, &server).await, 503);
@@ -358,7 +360,9 @@ async fn sessions_cut_by_the_database_are_replaced_without_a_restart() {
         since = Instant::now();
     }
     assert!(
-        wait_for(&seen, 201, 10, since, ANSWER_WITHIN).await.is_some(),
+        wait_for(&seen, 201, 10, since, ANSWER_WITHIN)
+            .await
+            .is_some(),
         "writes did not succeed after the last cut"
     );
     stop.store(true, Ordering::Relaxed);

@@ -119,7 +119,11 @@ impl SimDisk {
     /// How many bytes the live files hold together.
     pub(super) fn used(&self) -> usize {
         let state = self.state();
-        state.live.values().map(|&id| state.inodes[id].data.len()).sum()
+        state
+            .live
+            .values()
+            .map(|&id| state.inodes[id].data.len())
+            .sum()
     }
 
     /// Let the live files hold at most `capacity` bytes together: a write that would grow
@@ -131,12 +135,15 @@ impl SimDisk {
 
     /// How many of `len` bytes written into `name` at `offset` fit under the capacity.
     fn fitting(&self, name: &str, offset: u64, len: usize) -> usize {
-        let Some(capacity) = *self.capacity.lock().unwrap_or_else(PoisonError::into_inner)
-        else {
+        let Some(capacity) = *self.capacity.lock().unwrap_or_else(PoisonError::into_inner) else {
             return len;
         };
         let state = self.state();
-        let used: usize = state.live.values().map(|&id| state.inodes[id].data.len()).sum();
+        let used: usize = state
+            .live
+            .values()
+            .map(|&id| state.inodes[id].data.len())
+            .sum();
         let file_len = state
             .live
             .get(name)

@@ -399,7 +399,11 @@ async fn a_full_disk_refuses_commits_until_space_returns_with() {
     acknowledged.insert(i, store.commit(put_with_event(i)).await.unwrap());
     check_crashed(&store, &acknowledged, "after the disk was full").await;
     drop(store);
-    for unsynced in [Unsynced::Lost, Unsynced::Kept(usize::MAX), Unsynced::Garbage(7)] {
+    for unsynced in [
+        Unsynced::Lost,
+        Unsynced::Kept(usize::MAX),
+        Unsynced::Garbage(7),
+    ] {
         let crashed = Arc::new(disk.crash_after(disk.ops(), unsynced));
         let store = FileStore::open_on(crashed, options(u64::MAX)).unwrap();
         check_crashed(&store, &acknowledged, "reopened after the disk was full").await;
@@ -422,7 +426,11 @@ async fn commits_queued_behind_a_refused_batch_are_refused_too() {
         changes
             .expect_revision(
                 counter.clone(),
-                if n == 0 { Revision::ABSENT } else { Revision(n + 1) },
+                if n == 0 {
+                    Revision::ABSENT
+                } else {
+                    Revision(n + 1)
+                },
             )
             .put(counter.clone(), json!(n));
         match store.submit(changes).await {

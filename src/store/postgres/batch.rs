@@ -193,9 +193,11 @@ impl Committer {
                 .get()
                 .await
                 .map_err(|e| failure::pool("commit", e))?;
-            let attempted =
-                timeouts::bounded(self.bound, commit::run(&mut client, &self.statements, &plan))
-                    .await;
+            let attempted = timeouts::bounded(
+                self.bound,
+                commit::run(&mut client, &self.statements, &plan),
+            )
+            .await;
             let attempted = match attempted {
                 Ok(attempted) => attempted,
                 Err(elapsed) => {
@@ -239,8 +241,8 @@ impl Committer {
                 .get()
                 .await
                 .map_err(|e| Together::Failed(failure::pool("commit", e)))?;
-            let attempted = timeouts::bounded(self.bound, self.transaction(&mut client, &plans))
-                .await;
+            let attempted =
+                timeouts::bounded(self.bound, self.transaction(&mut client, &plans)).await;
             let attempted = match attempted {
                 Ok(attempted) => attempted,
                 Err(elapsed) => {
@@ -315,12 +317,10 @@ impl Committer {
             );
         }
         tx.commit().await.map_err(|e| {
-            Attempt::Lost(
-                backend(
-                    "commit: COMMIT failed, so whether the change set was applied is unknown",
-                    e,
-                )
-            )
+            Attempt::Lost(backend(
+                "commit: COMMIT failed, so whether the change set was applied is unknown",
+                e,
+            ))
         })?;
         let committed = results.iter().filter(|r| r.is_ok()).count();
         metrics::counter!("toggle_admin_commits_total", "store" => "postgres")

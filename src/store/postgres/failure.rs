@@ -54,9 +54,9 @@ pub(super) fn copy(error: &StoreError) -> StoreError {
 /// True when the server cancelled a statement for running past `statement_timeout` (or a
 /// lock wait past `lock_timeout`): it is too busy or blocked to answer in time.
 pub(super) fn timed_out(error: &tokio_postgres::Error) -> bool {
-    error
-        .code()
-        .is_some_and(|code| *code == SqlState::QUERY_CANCELED || *code == SqlState::LOCK_NOT_AVAILABLE)
+    error.code().is_some_and(|code| {
+        *code == SqlState::QUERY_CANCELED || *code == SqlState::LOCK_NOT_AVAILABLE
+    })
 }
 
 /// The server's message and SQLSTATE for a server error; otherwise the error and its causes
