@@ -60,6 +60,7 @@ struct Options {
     storage: Storage,
     addr: String,
     config: RouterConfig,
+    push: toggle_admin::admin::PushConfig,
 }
 
 /// A command-line flag, the environment variables that give it too (first set wins), its
@@ -161,6 +162,24 @@ const FLAGS: &[Flag] = &[
         env: &["TOGGLE_ADMIN_COMPRESSION_MIN_SIZE"],
         value: Some("BYTES|off"),
         help: "gzip answers from this size when accepted (default 1024)",
+    },
+    Flag {
+        name: "--max-streams",
+        env: &["TOGGLE_ADMIN_MAX_STREAMS"],
+        value: Some("N"),
+        help: "SDK streams open at once at most; more get 429 (default 20000)",
+    },
+    Flag {
+        name: "--max-streams-per-key",
+        env: &["TOGGLE_ADMIN_MAX_STREAMS_PER_KEY"],
+        value: Some("N"),
+        help: "SDK streams one API key may hold open; more get 429 (default 1000)",
+    },
+    Flag {
+        name: "--delta-history",
+        env: &["TOGGLE_ADMIN_DELTA_HISTORY"],
+        value: Some("N"),
+        help: "delta events kept per scope (default 1000; older clients hydrate)",
     },
 ];
 
@@ -285,10 +304,20 @@ fn parse_args() -> Result<Parsed, String> {
         .body_read_timeout(seconds("--body-timeout", DEFAULT_BODY_READ_TIMEOUT)?)
         .shutdown_deadline(seconds("--shutdown-timeout", DEFAULT_SHUTDOWN_DEADLINE)?)
         .compression_min_size(compression);
+    let mut push = toggle_admin::admin::PushConfig::default();
+    let count = |name: &str, default: usize| -> Result<usize, String> {
+        number(name)?.map_or(Ok(default), |n| {
+            usize::try_from(n).map_err(|e| format!("{name}: {e}"))
+        })
+    };
+    push.max_streams = count("--max-streams", push.max_streams)?;
+    push.max_streams_per_key = count("--max-streams-per-key", push.max_streams_per_key)?;
+    push.history_events = count("--delta-history", push.history_events)?;
     Ok(Parsed::Run(Options {
         storage,
         addr,
         config,
+        push,
     }))
 }
 
@@ -490,6 +519,7 @@ async fn run(options: Options) -> Result<(), String> {
         .install_recorder()
         .map_err(|e| format!("installing the metrics recorder: {e}"))?;
     let (admin, close) = open(&options.storage).await?;
+    admin.set_push_config(options.push);
     let generated = bootstrap(&admin).await?;
     let listener = tokio::net::TcpListener::bind(&options.addr)
         .await

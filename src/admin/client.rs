@@ -60,7 +60,7 @@ pub struct ClientFeaturesDocument {
 
 /// What a key sees of the client API.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
-struct Scope {
+pub(super) struct Scope {
     /// `None` for every project.
     projects: Option<Vec<String>>,
     environment: String,
@@ -70,6 +70,8 @@ struct Scope {
 #[derive(Debug, Default)]
 pub(crate) struct ClientState {
     pub(super) metrics: super::client_metrics::MetricsState,
+    /// The delta API's histories and the streams (see `delta.rs`, `streaming.rs`).
+    pub(super) push: super::delta::PushState,
     cache: Mutex<HashMap<(Scope, ClientFeaturesQuery), (Revision, ClientFeaturesDocument)>>,
 }
 
@@ -134,7 +136,7 @@ impl ToggleAdmin {
 
     /// The projects and environment `caller` reads the client API in; the key is read
     /// afresh, so a revoked or expired key is refused at once.
-    async fn client_scope(&self, caller: &Caller) -> Result<Scope> {
+    pub(super) async fn client_scope(&self, caller: &Caller) -> Result<Scope> {
         Ok(self.client_scope_and_basis(caller).await?.0)
     }
 
@@ -173,7 +175,7 @@ impl ToggleAdmin {
         Ok((scope, (key, record.revision)))
     }
 
-    async fn read_client_features(
+    pub(super) async fn read_client_features(
         &self,
         scope: &Scope,
         query: &ClientFeaturesQuery,

@@ -40,6 +40,7 @@ mod catalog;
 mod client;
 mod client_metrics;
 mod context;
+mod delta;
 mod dependencies;
 mod feature_environments;
 mod features;
@@ -48,6 +49,7 @@ mod keys;
 mod projects;
 pub(crate) mod records;
 mod segments;
+mod streaming;
 mod tags;
 mod users;
 mod variants;
@@ -66,8 +68,10 @@ use crate::store::{
 
 pub use client::{ClientFeaturesDocument, ClientFeaturesQuery, DEFAULT_CLIENT_ENVIRONMENT};
 pub use client_metrics::{DEFAULT_METRICS_FLUSH_INTERVAL, FeatureEnvironmentMetrics, FeatureUsage};
+pub use delta::{DEFAULT_HISTORY_AGE, DEFAULT_HISTORY_EVENTS, DeltaAnswer, MAX_SCOPES, PushConfig};
 pub use features::ArchivedFeatures;
 pub use projects::{NewFeature, NewProject};
+pub use streaming::ClientStream;
 pub use users::{NewGroup, NewRole, NewUser};
 #[cfg(feature = "http")]
 pub(crate) use variants::VariantsChange;
@@ -297,7 +301,10 @@ impl ToggleAdmin {
         for (key, revision) in &authorised.basis {
             changes.expect_revision(key.clone(), *revision);
         }
-        Ok(self.store.commit(changes).await?)
+        let revision = self.store.commit(changes).await?;
+        // Streams over this admin learn of the commit at once (see `streaming.rs`).
+        self.client.push.signal(revision);
+        Ok(revision)
     }
 
     /// [`commit_as`](Self::commit_as), but only accepted: the caller awaits

@@ -102,6 +102,10 @@ impl Store for ViewStore {
         self.store.commit(changes).await
     }
 
+    fn changes(&self) -> Option<tokio::sync::watch::Receiver<Revision>> {
+        self.store.changes()
+    }
+
     async fn submit(&self, changes: ChangeSet) -> std::result::Result<Accepted, StoreError> {
         self.store.submit(changes).await
     }

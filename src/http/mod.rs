@@ -116,6 +116,8 @@
 //! | GET | `/api/admin/roles/{id}` | | 200 role |
 //! | GET | `/api/admin/client-metrics/features/{name}` | | 200 `{version, maturity, featureName, lastHourUsage, seenApplications}` |
 //! | GET | `/api/client/features` (any key; client keys only here) | `?project=&namePrefix=&tag=type:value` | 200 `{version: 2, features, segments?, query}` with `ETag`; 304 on `If-None-Match` |
+//! | GET | `/api/client/delta` (any key) | `?project=&namePrefix=&tag=`; `If-None-Match: "<eventId>"` | 200 `{events}` (a `hydration`, or the events since) with `ETag: "<eventId>"`; 304 when none |
+//! | GET | `/api/client/streaming` (any key) | the same filters; `Last-Event-ID` | 200 `text/event-stream`: `unleash-connected`, then `unleash-updated`; 429 over the stream limits |
 //! | POST | `/api/client/register` | `{appName, instanceId, sdkVersion, strategies, started, interval}` | 202, no body |
 //! | POST | `/api/client/metrics` | `{appName, instanceId, bucket: {start, stop, toggles}}` | 202, no body |
 //! | GET | `/api/admin/openapi.json` (feature `openapi`; no key needed) | | 200 the OpenAPI 3.1 document ([`openapi()`]) |
@@ -127,6 +129,7 @@ mod access;
 mod applications;
 mod catalog;
 mod client;
+mod delta;
 mod error;
 mod events;
 mod extract;
@@ -137,6 +140,7 @@ mod limits;
 mod openapi;
 mod operations;
 mod projects;
+mod streaming;
 mod strict;
 mod variants;
 
@@ -256,6 +260,8 @@ fn api() -> OpenApiRouter<ToggleAdmin> {
         catalog::routes(),
         feature_config::routes(),
         client::routes(),
+        delta::routes(),
+        streaming::routes(),
         #[cfg(feature = "openapi")]
         openapi::routes(),
     ]
