@@ -408,9 +408,6 @@ impl History {
                 self.base = self.base.max(dropped.revision);
             }
         }
-        if self.events.is_empty() {
-            self.base = revision;
-        }
         Ok(changed)
     }
 }

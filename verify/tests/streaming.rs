@@ -287,6 +287,8 @@ async fn streams_over_the_limits_get_429() {
     admin.set_push_config(PushConfig {
         max_streams: 2,
         max_streams_per_key: 1,
+        // A closed connection is noticed at the next write.
+        keep_alive: Duration::from_millis(50),
         ..PushConfig::default()
     });
     let caller = populated(&admin).await;
