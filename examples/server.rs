@@ -21,6 +21,8 @@
 //!   `TOGGLE_ADMIN_BOOTSTRAP_KEY` is set (at least 32 characters, e.g. `openssl rand -hex
 //!   32`), that value becomes the first admin key instead. It then creates the environments
 //!   `development` and `production` and the project `default` with both, as Unleash ships.
+//! * The frontend API (`/api/frontend*`) answers CORS for `--frontend-origins` (comma-separated,
+//!   default `*`, env `UNLEASH_FRONTEND_API_ORIGINS` as in Unleash).
 //! * `GET /health`, `GET /ready` (the store commits) and Prometheus metrics at
 //!   `/internal-backstage/prometheus`, none needing a key.
 //! * Prints `listening on http://ADDR` once it accepts connections. Logs go to stderr
@@ -162,6 +164,12 @@ const FLAGS: &[Flag] = &[
         value: Some("BYTES|off"),
         help: "gzip answers from this size when accepted (default 1024)",
     },
+    Flag {
+        name: "--frontend-origins",
+        env: &["UNLEASH_FRONTEND_API_ORIGINS"],
+        value: Some("ORIGINS"),
+        help: "origins (comma-separated) browsers may call /api/frontend from (default *)",
+    },
 ];
 
 fn usage() -> String {
@@ -284,7 +292,15 @@ fn parse_args() -> Result<Parsed, String> {
         .header_read_timeout(seconds("--headers-timeout", DEFAULT_HEADER_READ_TIMEOUT)?)
         .body_read_timeout(seconds("--body-timeout", DEFAULT_BODY_READ_TIMEOUT)?)
         .shutdown_deadline(seconds("--shutdown-timeout", DEFAULT_SHUTDOWN_DEADLINE)?)
-        .compression_min_size(compression);
+        .compression_min_size(compression)
+        .frontend_origins(
+            given
+                .get("--frontend-origins")
+                .map_or("*", String::as_str)
+                .split(',')
+                .map(str::trim)
+                .filter(|o| !o.is_empty()),
+        );
     Ok(Parsed::Run(Options {
         storage,
         addr,

@@ -247,9 +247,12 @@ pub enum KeyAccess {
     },
     /// A client (server-side SDK) key: it reads the client API (`/api/client/*`) for
     /// `projects` in one `environment`, and is refused by every admin operation
-    /// ([`Error::NoAccess`](crate::Error::NoAccess)).
+    /// ([`Error::NoAccess`](crate::Error::NoAccess)). With `token_type`
+    /// [`ClientKeyType::Frontend`] it is a frontend key: it reads the frontend API
+    /// (`/api/frontend*`, evaluated answers) of that scope and nothing else.
     Client {
-        /// Unleash's token type: `client` or its newer name `backend`.
+        /// Unleash's token type: `client` or its newer name `backend`; `frontend` for a
+        /// frontend key.
         #[serde(default)]
         token_type: ClientKeyType,
         /// The projects it sees; `["*"]` for every project.
@@ -275,9 +278,37 @@ impl KeyAccess {
         }
     }
 
-    /// Whether this is a client key.
+    /// A frontend key for `projects` (`*` or empty for every project) in `environment`.
+    pub fn frontend(projects: Vec<String>, environment: impl Into<String>) -> Self {
+        match Self::client(projects, environment) {
+            KeyAccess::Client {
+                projects,
+                environment,
+                ..
+            } => KeyAccess::Client {
+                token_type: ClientKeyType::Frontend,
+                projects,
+                environment,
+            },
+            other => other,
+        }
+    }
+
+    /// Whether this is a client key (a frontend key included: neither may call the admin
+    /// API).
     pub fn is_client(&self) -> bool {
         matches!(self, KeyAccess::Client { .. })
+    }
+
+    /// Whether this is a frontend key: it may call the frontend API only.
+    pub fn is_frontend(&self) -> bool {
+        matches!(
+            self,
+            KeyAccess::Client {
+                token_type: ClientKeyType::Frontend,
+                ..
+            }
+        )
     }
 }
 
@@ -291,14 +322,17 @@ pub enum ClientKeyType {
     Client,
     /// `backend`, the newer name of the same thing.
     Backend,
+    /// `frontend`: a key for browser and mobile SDKs, which read the frontend API only.
+    Frontend,
 }
 
 impl ClientKeyType {
-    /// `client` or `backend`.
+    /// `client`, `backend` or `frontend`.
     pub fn as_str(self) -> &'static str {
         match self {
             ClientKeyType::Client => "client",
             ClientKeyType::Backend => "backend",
+            ClientKeyType::Frontend => "frontend",
         }
     }
 }

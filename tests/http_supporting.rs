@@ -137,7 +137,7 @@ async fn api_tokens_create_list_use_revoke() {
         .call(
             Method::POST,
             "/api/admin/api-tokens",
-            Some(&json!({"tokenName": "c", "type": "frontend"})),
+            Some(&json!({"tokenName": "c", "type": "nonsense"})),
         )
         .await;
     r.error(StatusCode::BAD_REQUEST, "ValidationError");

@@ -71,6 +71,9 @@ struct Scope {
 pub(crate) struct ClientState {
     pub(super) metrics: super::client_metrics::MetricsState,
     cache: Mutex<HashMap<(Scope, ClientFeaturesQuery), (Revision, ClientFeaturesDocument)>>,
+    /// The frontend API's evaluation engines, built from the documents above.
+    #[cfg(feature = "frontend")]
+    pub(super) frontend: super::frontend::FrontendEngines,
 }
 
 impl ToggleAdmin {
@@ -81,8 +84,22 @@ impl ToggleAdmin {
     /// [`Error::AuthenticationRequired`].
     ///
     /// The document is read from one consistent view of the store and cached per store
-    /// revision and scope: calls between two commits share one document.
+    /// revision and scope: calls between two commits share one document. A frontend key →
+    /// [`Error::NoAccess`] (it reads the frontend API only).
     pub async fn client_features(
+        &self,
+        caller: &Caller,
+        query: &ClientFeaturesQuery,
+    ) -> Result<ClientFeaturesDocument> {
+        if caller.info.access.is_frontend() {
+            return Err(super::wrong_key_type());
+        }
+        self.client_document(caller, query).await
+    }
+
+    /// [`client_features`](Self::client_features) for any key, a frontend key included (the
+    /// frontend API evaluates this document).
+    pub(super) async fn client_document(
         &self,
         caller: &Caller,
         query: &ClientFeaturesQuery,

@@ -41,8 +41,11 @@ mod client;
 mod client_metrics;
 mod context;
 mod dependencies;
+mod edge;
 mod feature_environments;
 mod features;
+#[cfg(feature = "frontend")]
+mod frontend;
 mod import;
 mod keys;
 mod projects;
@@ -67,6 +70,8 @@ use crate::store::{
 pub use client::{ClientFeaturesDocument, ClientFeaturesQuery, DEFAULT_CLIENT_ENVIRONMENT};
 pub use client_metrics::{DEFAULT_METRICS_FLUSH_INTERVAL, FeatureEnvironmentMetrics, FeatureUsage};
 pub use features::ArchivedFeatures;
+#[cfg(feature = "frontend")]
+pub use frontend::{MAX_CONTEXT_PROPERTIES, MAX_CONTEXT_VALUE};
 pub use projects::{NewFeature, NewProject};
 pub use users::{NewGroup, NewRole, NewUser};
 #[cfg(feature = "http")]

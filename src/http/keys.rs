@@ -4,8 +4,8 @@
 //! `/api/admin/api-tokens` creates admin keys and client keys (`type: "client"` or
 //! `"backend"`, for `projects`/`project` in one `environment`, Unleash's `default` if none
 //! is named); a client key's secret has Unleash's shape `project:environment.random` (`*`
-//! for every project, `[]` for several). Frontend tokens are refused (400): this service does
-//! not serve the frontend API. The secret is in the creation
+//! for every project, `[]` for several). Frontend tokens (`type: "frontend"`) have the same
+//! shape and scope; they may call the frontend API (`/api/frontend*`) only. The secret is in the creation
 //! response only; the store keeps digests of it (see [`crate::auth`]).
 //!
 //! `expiresAt` (an RFC 3339 date-time, or `null`) is honoured at both creation routes: a
@@ -236,14 +236,14 @@ fn token_access(body: &NewToken, problems: &mut Vec<ErrorDetail>) -> Option<KeyA
             }
             ok.then_some(KeyAccess::Admin)
         }
-        "client" | "backend" => {
+        "client" | "backend" | "frontend" => {
             let environment = match body.environment.as_deref() {
                 // Unleash's default for a client token without an environment.
                 None => crate::admin::DEFAULT_CLIENT_ENVIRONMENT,
                 Some("*") | Some("") => {
                     problems.push(ErrorDetail::at(
                         "/environment",
-                        "a client token is for one environment: name it",
+                        "a client or frontend token is for one environment: name it",
                     ));
                     return None;
                 }
@@ -263,10 +263,10 @@ fn token_access(body: &NewToken, problems: &mut Vec<ErrorDetail>) -> Option<KeyA
                 return None;
             };
             Some(KeyAccess::Client {
-                token_type: if token_type == "backend" {
-                    ClientKeyType::Backend
-                } else {
-                    ClientKeyType::Client
+                token_type: match token_type.as_str() {
+                    "backend" => ClientKeyType::Backend,
+                    "frontend" => ClientKeyType::Frontend,
+                    _ => ClientKeyType::Client,
                 },
                 projects,
                 environment,
@@ -276,7 +276,7 @@ fn token_access(body: &NewToken, problems: &mut Vec<ErrorDetail>) -> Option<KeyA
             problems.push(ErrorDetail::at(
                 "/type",
                 format!(
-                    "the token type must be \"admin\", \"client\" or \"backend\", not \"{other}\": frontend tokens are for the frontend API, which this service does not serve"
+                    "the token type must be \"admin\", \"client\", \"backend\" or \"frontend\", not \"{other}\""
                 ),
             ));
             None

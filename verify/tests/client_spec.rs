@@ -8,6 +8,11 @@
 //! evaluated with `unleash-yggdrasil` (Unleash's evaluation engine) and compared with the
 //! expected result.
 //!
+//! The same tests go through the frontend API too: with a frontend key for `production`,
+//! each test's context is posted to `POST /api/frontend/all` and the flag's `enabled` and
+//! `variant` in the answer must be the expected ones. Every test the client path passes
+//! passes there.
+//!
 //! What the admin API refuses is listed, with the reason, and the tests of the features it
 //! concerns are skipped; the list is pinned, so that anything newly refused fails the test.
 
@@ -251,8 +256,33 @@ fn url_encode(text: &str) -> String {
         .collect()
 }
 
-/// Run one specification; `(passed, skipped, failures, refused)`.
-async fn run(file: &str) -> (usize, usize, Vec<String>, BTreeMap<String, String>) {
+/// What one specification gave.
+struct Outcome {
+    passed: usize,
+    skipped: usize,
+    failures: Vec<String>,
+    refused: BTreeMap<String, String>,
+    /// Passed through `POST /api/frontend/all`.
+    frontend_passed: usize,
+    frontend_failures: Vec<String>,
+}
+
+/// The flag `name` in a frontend answer; a flag the answer does not list is off.
+fn frontend_toggle(answer: &Value, name: &str) -> Value {
+    answer["toggles"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .find(|t| t["name"] == name)
+        .cloned()
+        .unwrap_or_else(|| {
+            json!({"name": name, "enabled": false,
+                   "variant": {"name": "disabled", "enabled": false, "feature_enabled": false}})
+        })
+}
+
+/// Run one specification.
+async fn run(file: &str) -> Outcome {
     let suite: Value =
         serde_json::from_str(&std::fs::read_to_string(format!("{DIR}/{file}")).unwrap()).unwrap();
     let admin = ToggleAdmin::new(MemoryStore::new());
@@ -371,7 +401,32 @@ async fn run(file: &str) -> (usize, usize, Vec<String>, BTreeMap<String, String>
                 .get(name)
                 .is_none_or(|ps| ps.iter().all(|p| !refused.contains_key(p)))
     };
+    let frontend_key = server
+        .admin(
+            Method::POST,
+            "/api/admin/api-tokens",
+            Some(&json!({"tokenName": "web", "type": "frontend", "environment": "production"})),
+        )
+        .await
+        .unwrap();
+    let frontend_key = frontend_key["secret"].as_str().unwrap().to_owned();
+    let frontend = |context: Value| {
+        let server = &server;
+        let key = frontend_key.clone();
+        async move {
+            let (status, answer) = server
+                .call(
+                    &key,
+                    Method::POST,
+                    "/api/frontend/all",
+                    Some(&json!({ "context": context })),
+                )
+                .await;
+            (status, answer)
+        }
+    };
     let (mut passed, mut skipped, mut failures) = (0, 0, Vec::new());
+    let (mut frontend_passed, mut frontend_failures) = (0, Vec::new());
     for test in suite["tests"].as_array().into_iter().flatten() {
         let name = test["toggleName"].as_str().unwrap();
         if !expressible(name) {
@@ -385,6 +440,16 @@ async fn run(file: &str) -> (usize, usize, Vec<String>, BTreeMap<String, String>
         } else {
             failures.push(format!(
                 "{file}: {}: expected {}, got {actual}",
+                test["description"], test["expectedResult"]
+            ));
+        }
+        let (status, answer) = frontend(test["context"].clone()).await;
+        let toggle = frontend_toggle(&answer, name);
+        if status == StatusCode::OK && toggle["enabled"] == test["expectedResult"] {
+            frontend_passed += 1;
+        } else {
+            frontend_failures.push(format!(
+                "{file} (frontend): {}: expected {}, got {status} {toggle}",
                 test["description"], test["expectedResult"]
             ));
         }
@@ -412,6 +477,23 @@ async fn run(file: &str) -> (usize, usize, Vec<String>, BTreeMap<String, String>
                 test["description"]
             ));
         }
+        let (status, answer) = frontend(test["context"].clone()).await;
+        let variant = frontend_toggle(&answer, name)["variant"].clone();
+        let same = variant["name"] == expected["name"]
+            && variant["enabled"] == expected["enabled"]
+            && variant.get("payload").unwrap_or(&Value::Null)
+                == expected.get("payload").unwrap_or(&Value::Null)
+            && expected
+                .get("feature_enabled")
+                .is_none_or(|e| variant["feature_enabled"] == *e);
+        if status == StatusCode::OK && same {
+            frontend_passed += 1;
+        } else {
+            frontend_failures.push(format!(
+                "{file} (frontend): {}: expected {expected}, got {status} {variant}",
+                test["description"]
+            ));
+        }
     }
     let mut refused = refused;
     for (name, why) in normalised {
@@ -419,7 +501,14 @@ async fn run(file: &str) -> (usize, usize, Vec<String>, BTreeMap<String, String>
             .entry(format!("{name} (variant tests only)"))
             .or_insert(why);
     }
-    (passed, skipped, failures, refused)
+    Outcome {
+        passed,
+        skipped,
+        failures,
+        refused,
+        frontend_passed,
+        frontend_failures,
+    }
 }
 
 #[tokio::test]
@@ -432,13 +521,16 @@ async fn the_client_specification_passes_through_our_client_api() {
     files.sort();
     assert_eq!(files.len(), 18);
     let (mut passed, mut skipped, mut failures) = (0, 0, Vec::new());
+    let (mut frontend_passed, mut frontend_failures) = (0, Vec::new());
     let mut refused_all = BTreeMap::new();
     for file in &files {
-        let (p, s, f, refused) = run(file).await;
-        passed += p;
-        skipped += s;
-        failures.extend(f);
-        for (what, why) in refused {
+        let outcome = run(file).await;
+        passed += outcome.passed;
+        skipped += outcome.skipped;
+        failures.extend(outcome.failures);
+        frontend_passed += outcome.frontend_passed;
+        frontend_failures.extend(outcome.frontend_failures);
+        for (what, why) in outcome.refused {
             refused_all.insert(format!("{file}: {what}"), why);
         }
     }
@@ -460,5 +552,17 @@ async fn the_client_specification_passes_through_our_client_api() {
     // `v2.0.0` as a semver, a missing segment, dependency rules, names that are not
     // URL-friendly, variant weights normalised). Anything newly refused fails.
     assert!(passed >= 179, "passed {passed}");
+    // Through the frontend API: every test the client path passes.
+    println!(
+        "frontend API: passed {frontend_passed}, failed {}",
+        frontend_failures.len()
+    );
+    assert!(
+        frontend_failures.is_empty(),
+        "{} failures through the frontend API:\n{}",
+        frontend_failures.len(),
+        frontend_failures.join("\n")
+    );
+    assert_eq!(frontend_passed, passed);
     assert!(refused_all.len() <= 23, "newly refused: {refused_all:#?}");
 }
