@@ -20,7 +20,7 @@ use axum::Extension;
 use axum::extract::{ConnectInfo, FromRequestParts, State};
 use axum::http::request::Parts;
 use axum::http::{StatusCode, Uri};
-use axum::routing::post;
+use axum::routing::{options, post};
 use serde_json::{Map, Value};
 use tower_http::cors::{AllowHeaders, AllowMethods, AllowOrigin, CorsLayer};
 use unleash_types::client_features::Context;
@@ -49,7 +49,20 @@ pub(crate) fn routes(origins: &[String]) -> OpenApiRouter<ToggleAdmin> {
         // What an SDK pointed at `/api/frontend/all` reports to (as Unleash Edge serves).
         .route("/api/frontend/all/client/metrics", post(metrics))
         .route("/api/frontend/all/client/register", post(register))
+        // OPTIONS routes, so that the CORS layer sees the preflights (the router's
+        // method-not-allowed answer would otherwise take them).
+        .route("/api/frontend", options(preflight))
+        .route("/api/frontend/all", options(preflight))
+        .route("/api/frontend/client/metrics", options(preflight))
+        .route("/api/frontend/client/register", options(preflight))
+        .route("/api/frontend/all/client/metrics", options(preflight))
+        .route("/api/frontend/all/client/register", options(preflight))
         .layer(cors(origins))
+}
+
+/// An `OPTIONS` that is not a preflight (the CORS layer answers those): 204.
+async fn preflight() -> StatusCode {
+    StatusCode::NO_CONTENT
 }
 
 /// Unleash's CORS for the frontend API: the configured origins, `GET`/`POST` and the
