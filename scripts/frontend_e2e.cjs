@@ -54,6 +54,7 @@ function check(what, actual, expected) {
 }
 
 async function main() {
+  await call('POST', '/api/admin/context', { name: 'plan' });
   await feature('fe.rollout', [{
     name: 'flexibleRollout',
     parameters: { rollout: '100', stickiness: 'userId', groupId: 'fe.rollout' },
@@ -180,6 +181,8 @@ function finish() {
     process.exit(1);
   }
   console.log('frontend e2e: passed');
+  // Keep-alive connections would hold the event loop open.
+  process.exit(0);
 }
 
 main().catch((e) => {

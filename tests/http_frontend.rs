@@ -30,7 +30,11 @@ fn strategies(project: &str, feature: &str, environment: &str) -> String {
 async fn ok(t: &Setup, method: Method, path: &str, body: Option<&Value>) -> Value {
     let r = t.call(method, path, body).await;
     assert!(r.status.is_success(), "{path}: {} {}", r.status, r.text());
-    if r.body.is_empty() { Value::Null } else { r.json() }
+    if r.body.is_empty() {
+        Value::Null
+    } else {
+        r.json()
+    }
 }
 
 /// `f` (project p): on in production for users 1 and 2 only, with variants; `g` (project
@@ -242,9 +246,7 @@ async fn the_facade_creates_lists_and_revokes_frontend_keys() {
     assert_eq!(answer.toggles.len(), 1);
     assert_eq!(answer.toggles[0].name, "f");
     assert!(matches!(
-        t.admin
-            .client_features(&caller, &Default::default())
-            .await,
+        t.admin.client_features(&caller, &Default::default()).await,
         Err(toggle_admin::Error::NoAccess { .. })
     ));
     assert!(matches!(
@@ -357,9 +359,11 @@ async fn frontend_metrics_and_registrations_count_as_the_backend_sdks_do() {
             &key,
             Method::POST,
             "/api/frontend/client/metrics",
-            Some(&json!({"appName": "web", "instanceId": "browser", "impactMetrics": [],
+            Some(
+                &json!({"appName": "web", "instanceId": "browser", "impactMetrics": [],
                 "bucket": {"start": now, "stop": now,
-                    "toggles": {"f": {"yes": 3, "no": 1, "variants": {"blue": 3}}}}})),
+                    "toggles": {"f": {"yes": 3, "no": 1, "variants": {"blue": 3}}}}}),
+            ),
         )
         .await;
     assert_eq!(r.status, StatusCode::OK, "{}", r.text());
@@ -383,16 +387,24 @@ async fn frontend_metrics_and_registrations_count_as_the_backend_sdks_do() {
     .await;
     let hour = &usage["lastHourUsage"][0];
     assert_eq!(
-        (hour["yes"].clone(), hour["no"].clone(), hour["environment"].clone()),
+        (
+            hour["yes"].clone(),
+            hour["no"].clone(),
+            hour["environment"].clone()
+        ),
         (json!(3), json!(1), json!("production")),
         "{usage}"
     );
     let app = ok(&t, Method::GET, "/api/admin/metrics/applications/web", None).await;
     assert!(app.to_string().contains("browser-1"), "{app}");
     // Metrics with a client key on the frontend route: 403.
-    t.call(Method::POST, "/api/frontend/client/metrics", Some(&json!({"appName": "x"})))
-        .await
-        .error(StatusCode::FORBIDDEN, "NoAccessError");
+    t.call(
+        Method::POST,
+        "/api/frontend/client/metrics",
+        Some(&json!({"appName": "x"})),
+    )
+    .await
+    .error(StatusCode::FORBIDDEN, "NoAccessError");
 }
 
 #[tokio::test]
@@ -409,9 +421,8 @@ async fn hostile_contexts_are_400_naming_the_field_and_change_nothing() {
         body.to_string()
     };
     // 10,000 properties.
-    let properties: serde_json::Map<String, Value> = (0..10_000)
-        .map(|i| (format!("p{i}"), json!("x")))
-        .collect();
+    let properties: serde_json::Map<String, Value> =
+        (0..10_000).map(|i| (format!("p{i}"), json!("x"))).collect();
     let r = t
         .call_as(
             &key,
@@ -428,8 +439,14 @@ async fn hostile_contexts_are_400_naming_the_field_and_change_nothing() {
     assert!(detail_path(&r).contains("query"));
     // Non-string values.
     for (context, path) in [
-        (json!({"properties": {"plan": 7}}), "/context/properties/plan"),
-        (json!({"properties": {"plan": {"a": 1}}}), "/context/properties/plan"),
+        (
+            json!({"properties": {"plan": 7}}),
+            "/context/properties/plan",
+        ),
+        (
+            json!({"properties": {"plan": {"a": 1}}}),
+            "/context/properties/plan",
+        ),
         (json!({"userId": ["1"]}), "/context/userId"),
         (json!({"properties": "plan"}), "/context/properties"),
     ] {
@@ -531,12 +548,27 @@ async fn edge_validates_tokens_and_sends_metrics_in_bulk() {
         ]
     });
     let r = t
-        .call_as(&client, Method::POST, "/api/client/metrics/bulk", Some(&batch))
+        .call_as(
+            &client,
+            Method::POST,
+            "/api/client/metrics/bulk",
+            Some(&batch),
+        )
         .await;
     assert_eq!(r.status, StatusCode::ACCEPTED, "{}", r.text());
     t.admin.flush_client_metrics().await.unwrap();
-    let usage = ok(&t, Method::GET, "/api/admin/client-metrics/features/f", None).await;
-    assert_eq!(usage["lastHourUsage"].as_array().unwrap().len(), 1, "{usage}");
+    let usage = ok(
+        &t,
+        Method::GET,
+        "/api/admin/client-metrics/features/f",
+        None,
+    )
+    .await;
+    assert_eq!(
+        usage["lastHourUsage"].as_array().unwrap().len(),
+        1,
+        "{usage}"
+    );
     assert_eq!(usage["lastHourUsage"][0]["yes"], 5);
     let app = ok(
         &t,
@@ -547,7 +579,12 @@ async fn edge_validates_tokens_and_sends_metrics_in_bulk() {
     .await;
     assert!(app.to_string().contains("i-1"), "{app}");
     // A frontend key may not send them.
-    t.call_as(&frontend, Method::POST, "/api/client/metrics/bulk", Some(&batch))
-        .await
-        .error(StatusCode::FORBIDDEN, "NoAccessError");
+    t.call_as(
+        &frontend,
+        Method::POST,
+        "/api/client/metrics/bulk",
+        Some(&batch),
+    )
+    .await
+    .error(StatusCode::FORBIDDEN, "NoAccessError");
 }

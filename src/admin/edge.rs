@@ -6,9 +6,7 @@
 use std::collections::{BTreeMap, HashMap};
 
 use chrono::{DurationRound, TimeDelta};
-use unleash_types::client_metrics::{
-    ClientMetrics, MetricBucket, MetricsMetadata, ToggleStats,
-};
+use unleash_types::client_metrics::{ClientMetrics, MetricBucket, MetricsMetadata, ToggleStats};
 
 use super::ToggleAdmin;
 use super::client::client_key_basis;
@@ -62,8 +60,10 @@ impl ToggleAdmin {
         for application in &batch.applications {
             self.register_client(caller, application).await?;
         }
-        let mut reports: BTreeMap<(String, chrono::DateTime<chrono::Utc>), HashMap<String, ToggleStats>> =
-            BTreeMap::new();
+        let mut reports: BTreeMap<
+            (String, chrono::DateTime<chrono::Utc>),
+            HashMap<String, ToggleStats>,
+        > = BTreeMap::new();
         for metric in batch
             .metrics
             .iter()

@@ -78,9 +78,9 @@ impl FrontendEngines {
         // Compiled outside the lock: two requests racing on a new document may both compile
         // it, and the later one's engine stays; both are the same document's.
         let state = EngineState::initial_state(Utc::now());
-        if let Some(warnings) = state.take_state(UpdateMessage::FullResponse(
-            features.as_ref().clone(),
-        )) {
+        if let Some(warnings) =
+            state.take_state(UpdateMessage::FullResponse(features.as_ref().clone()))
+        {
             for warning in warnings {
                 tracing::warn!(
                     feature = %warning.toggle_name,

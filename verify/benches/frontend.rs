@@ -118,7 +118,13 @@ fn bench(c: &mut Criterion) {
             let app = app.clone();
             async move {
                 let response = app.oneshot(request).await.unwrap();
-                response.into_body().collect().await.unwrap().to_bytes().len()
+                response
+                    .into_body()
+                    .collect()
+                    .await
+                    .unwrap()
+                    .to_bytes()
+                    .len()
             }
         })
     });
