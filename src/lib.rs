@@ -51,6 +51,7 @@
 //! | `http` | `http::router`: the admin API as an axum `Router` that merges into your app (routes declared by their OpenAPI annotations, so it brings `utoipa`), and the `server` example |
 //! | `openapi` (implies `http`) | `http::openapi()`: the OpenAPI 3.1 document of the admin API, served at `GET /api/admin/openapi.json` |
 //! | `postgres` | `store::PostgresStore`: many application instances sharing one PostgreSQL database |
+//! | `ui` | `ui::router`: the admin page for people (sign-in, the four operations, projects, keys, events), server-rendered, mounted next to `http::router` with one line |
 //!
 //! No feature is on by default.
 #![deny(missing_docs)]
@@ -68,6 +69,9 @@ pub mod import;
 pub mod model;
 mod names;
 pub mod store;
+#[cfg(feature = "ui")]
+#[cfg_attr(docsrs, doc(cfg(feature = "ui")))]
+pub mod ui;
 pub mod variants;
 
 pub use access::{Group, Role, RolePermission, RoleType, User};

@@ -42,6 +42,7 @@ mod client_metrics;
 mod context;
 mod dependencies;
 mod feature_environments;
+mod feature_list;
 mod features;
 mod import;
 mod keys;
@@ -66,6 +67,7 @@ use crate::store::{
 
 pub use client::{ClientFeaturesDocument, ClientFeaturesQuery, DEFAULT_CLIENT_ENVIRONMENT};
 pub use client_metrics::{DEFAULT_METRICS_FLUSH_INTERVAL, FeatureEnvironmentMetrics, FeatureUsage};
+pub use feature_list::{FeatureList, FeatureListQuery, FeatureSummary, MAX_FEATURE_PAGE};
 pub use features::ArchivedFeatures;
 pub use projects::{NewFeature, NewProject};
 pub use users::{NewGroup, NewRole, NewUser};

@@ -138,6 +138,13 @@ impl ToggleAdmin {
         decode_opt(&key, self.store.get(&key).await?.as_ref())?.ok_or_else(|| project_not_found(id))
     }
 
+    /// Every project, by id. Any valid key may list them.
+    pub async fn projects(&self, caller: &Caller) -> Result<Vec<Project>> {
+        self.require(caller, &[]).await?;
+        let (_, projects) = self.list_decoded::<Project>(Collection::Projects).await?;
+        Ok(projects)
+    }
+
     /// Create an environment (name, type). Needs `CREATE_ENVIRONMENT`. The name must be 1–100
     /// URL-friendly characters and not taken.
     pub async fn create_environment(

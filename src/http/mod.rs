@@ -178,6 +178,8 @@ pub struct RouterConfig {
     body_limit: usize,
     limits: limits::Limits,
     operations: operations::Operations,
+    /// The host's routes served beside the admin API (see [`RouterConfig::merge`]).
+    extra: Option<Router>,
 }
 
 impl Default for RouterConfig {
@@ -186,6 +188,7 @@ impl Default for RouterConfig {
             body_limit: DEFAULT_BODY_LIMIT,
             limits: limits::Limits::default(),
             operations: operations::Operations::default(),
+            extra: None,
         }
     }
 }
@@ -199,6 +202,17 @@ impl RouterConfig {
     /// Refuse request bodies over `bytes` with 413 `PayloadTooLarge`.
     pub fn body_limit(mut self, bytes: usize) -> Self {
         self.body_limit = bytes;
+        self
+    }
+
+    /// Serve `routes` beside the admin API, under the same limits, timeouts, metrics and
+    /// tracing: for [`serve`](Self::serve), which builds its app itself (e.g. the admin page,
+    /// `toggle_admin::ui::router`). Their paths must not be under `/api/`.
+    pub fn merge(mut self, routes: Router) -> Self {
+        self.extra = Some(match self.extra.take() {
+            Some(extra) => extra.merge(routes),
+            None => routes,
+        });
         self
     }
 
@@ -234,8 +248,12 @@ impl RouterConfig {
         )));
         let router = routes
             .layer(DefaultBodyLimit::max(self.body_limit))
-            .with_state(admin)
-            .layer(CatchPanicLayer::custom(panic_response));
+            .with_state(admin);
+        let router = match self.extra {
+            Some(extra) => router.merge(extra.layer(DefaultBodyLimit::max(self.body_limit))),
+            None => router,
+        };
+        let router = router.layer(CatchPanicLayer::custom(panic_response));
         let router = limits::apply(router, &self.limits);
         operations::measure(router)
             .layer(TraceLayer::new_for_http().make_span_with(keys::request_span))
