@@ -147,10 +147,10 @@ fn weight_json(typed: &str, fixed: bool) -> Value {
     }
     match typed.replace(',', ".").parse::<f64>() {
         Ok(p) if p.is_finite() && (p * 10.0).abs() < 1e12 => {
-            let permille = (p * 10.0).round();
-            // Whole numbers in a range an i64 holds: the cast is exact.
+            // A whole number in a range an i64 holds: the cast is exact.
             #[allow(clippy::cast_possible_truncation)]
-            json!(permille as i64)
+            let permille = (p * 10.0).round() as i64;
+            json!(permille)
         }
         _ => Value::String(typed.to_owned()),
     }
