@@ -310,7 +310,11 @@ fn parse_args() -> Result<Parsed, String> {
             None | Some("auto") => SecureCookie::Auto,
             Some("always") => SecureCookie::Always,
             Some("never") => SecureCookie::Never,
-            Some(v) => return Err(format!("--ui-secure-cookie {v}: expected auto, always or never")),
+            Some(v) => {
+                return Err(format!(
+                    "--ui-secure-cookie {v}: expected auto, always or never"
+                ));
+            }
         };
         match given.get("--ui-path").map(String::as_str) {
             Some("off") => None,

@@ -31,7 +31,10 @@ impl Page {
 
     /// The value of the hidden CSRF field of the page's forms.
     fn csrf(&self) -> String {
-        let at = self.body.find("name=\"csrf\" value=\"").expect("a form with a CSRF token");
+        let at = self
+            .body
+            .find("name=\"csrf\" value=\"")
+            .expect("a form with a CSRF token");
         let rest = &self.body[at + "name=\"csrf\" value=\"".len()..];
         rest[..rest.find('"').unwrap()].to_owned()
     }
@@ -174,9 +177,7 @@ async fn every_page_needs_a_session() {
         assert_eq!(page.status, StatusCode::SEE_OTHER, "{path}");
         assert_eq!(page.header(header::LOCATION), "/admin/sign-in", "{path}");
         // An unknown or made-up session id is no session.
-        let page = t
-            .get(path, Some("toggle_admin_session=00ff00ff"))
-            .await;
+        let page = t.get(path, Some("toggle_admin_session=00ff00ff")).await;
         assert_eq!(page.status, StatusCode::SEE_OTHER, "{path}");
     }
     // A POST without a session changes nothing.
@@ -238,7 +239,10 @@ async fn sign_out_ends_the_session() {
         .await;
     assert_eq!(page.status, StatusCode::SEE_OTHER);
     assert!(page.header(header::SET_COOKIE).contains("Max-Age=0"));
-    assert_eq!(t.get("/admin", Some(&cookie)).await.status, StatusCode::SEE_OTHER);
+    assert_eq!(
+        t.get("/admin", Some(&cookie)).await.status,
+        StatusCode::SEE_OTHER
+    );
 }
 
 #[tokio::test]
@@ -277,7 +281,11 @@ async fn a_form_without_the_session_token_or_from_another_site_is_refused() {
     assert!(t.admin.application(&t.caller, "web").await.is_ok());
     // With it, from this page: deleted.
     let page = t
-        .post("/admin/applications/web/delete", Some(&cookie), &[("csrf", &token)])
+        .post(
+            "/admin/applications/web/delete",
+            Some(&cookie),
+            &[("csrf", &token)],
+        )
         .await;
     assert_eq!(page.status, StatusCode::SEE_OTHER, "{}", page.body);
     assert!(t.admin.application(&t.caller, "web").await.is_err());
@@ -297,8 +305,16 @@ async fn every_response_carries_the_strict_csp_and_static_files_are_cached() {
         ("/admin/static/ui.css", None),
     ] {
         let page = t.get(path, cookie).await;
-        assert_eq!(page.header(header::CONTENT_SECURITY_POLICY), CONTENT_SECURITY_POLICY, "{path}");
-        assert_eq!(page.header(header::X_CONTENT_TYPE_OPTIONS), "nosniff", "{path}");
+        assert_eq!(
+            page.header(header::CONTENT_SECURITY_POLICY),
+            CONTENT_SECURITY_POLICY,
+            "{path}"
+        );
+        assert_eq!(
+            page.header(header::X_CONTENT_TYPE_OPTIONS),
+            "nosniff",
+            "{path}"
+        );
     }
     assert!(CONTENT_SECURITY_POLICY.contains("default-src 'self'"));
     assert!(CONTENT_SECURITY_POLICY.contains("frame-ancestors 'none'"));
@@ -311,10 +327,16 @@ async fn every_response_carries_the_strict_csp_and_static_files_are_cached() {
 
     let css = t.get("/admin/static/ui.css", None).await;
     assert_eq!(css.status, StatusCode::OK);
-    assert_eq!(css.header(header::CACHE_CONTROL), "public, max-age=31536000, immutable");
+    assert_eq!(
+        css.header(header::CACHE_CONTROL),
+        "public, max-age=31536000, immutable"
+    );
     let etag = css.header(header::ETAG);
     assert!(etag.starts_with('"') && etag.len() > 2);
-    assert!(page.body.contains(&format!("/admin/static/ui.css?v={}", etag.trim_matches('"'))));
+    assert!(page.body.contains(&format!(
+        "/admin/static/ui.css?v={}",
+        etag.trim_matches('"')
+    )));
     let request = Request::builder()
         .uri("/admin/static/ui.css")
         .header(header::IF_NONE_MATCH, &etag)
@@ -339,7 +361,12 @@ async fn names_descriptions_and_payloads_are_escaped() {
         .unwrap();
     let cookie = t.sign_in(&t.secret).await;
     let list = t.get("/admin/projects/shop", Some(&cookie)).await;
-    assert!(list.body.contains("&lt;script&gt;alert('x')&lt;/script&gt;"), "{}", list.body);
+    assert!(
+        list.body
+            .contains("&lt;script&gt;alert('x')&lt;/script&gt;"),
+        "{}",
+        list.body
+    );
     assert!(!list.body.contains("<script>alert"));
     let variants = t
         .get(
@@ -385,23 +412,56 @@ async fn variants_are_saved_as_a_patch_and_errors_are_shown_at_their_field() {
     let pairs: Vec<(&str, &str)> = bad.iter().map(|(k, v)| (*k, v.as_str())).collect();
     let page = t.post(path, Some(&cookie), &pairs).await;
     assert_eq!(page.status, StatusCode::BAD_REQUEST, "{}", page.body);
-    assert!(page.body.contains("id=\"v1.weight.error\""), "{}", page.body);
+    assert!(
+        page.body.contains("id=\"v1.weight.error\""),
+        "{}",
+        page.body
+    );
     assert!(page.body.contains("aria-invalid=\"true\""));
-    assert!(t.admin.variants(&t.caller, "shop", "checkout", "production").await.unwrap().variants.is_empty());
+    assert!(
+        t.admin
+            .variants(&t.caller, "shop", "checkout", "production")
+            .await
+            .unwrap()
+            .variants
+            .is_empty()
+    );
     // Corrected: saved, and the page shows the normalised result.
     let good = form("25");
     let pairs: Vec<(&str, &str)> = good.iter().map(|(k, v)| (*k, v.as_str())).collect();
     let page = t.post(path, Some(&cookie), &pairs).await;
     assert_eq!(page.status, StatusCode::SEE_OTHER, "{}", page.body);
-    let saved = t.admin.variants(&t.caller, "shop", "checkout", "production").await.unwrap();
-    let summary: Vec<(String, u32)> = saved.variants.iter().map(|v| (v.name.clone(), v.weight)).collect();
-    assert_eq!(summary, [("blue".to_owned(), 750), ("green".to_owned(), 250)]);
-    assert_eq!(saved.variants[0].overrides.as_ref().unwrap()[0].values, ["alice", "bob"]);
+    let saved = t
+        .admin
+        .variants(&t.caller, "shop", "checkout", "production")
+        .await
+        .unwrap();
+    let summary: Vec<(String, u32)> = saved
+        .variants
+        .iter()
+        .map(|v| (v.name.clone(), v.weight))
+        .collect();
+    assert_eq!(
+        summary,
+        [("blue".to_owned(), 750), ("green".to_owned(), 250)]
+    );
+    assert_eq!(
+        saved.variants[0].overrides.as_ref().unwrap()[0].values,
+        ["alice", "bob"]
+    );
     let after = t.get(path, Some(&cookie)).await;
-    assert!(after.body.contains("Saved: blue 75.0 %, green 25.0 %."), "{}", after.body);
+    assert!(
+        after.body.contains("Saved: blue 75.0 %, green 25.0 %."),
+        "{}",
+        after.body
+    );
     // The event says it was a patch of the variants.
     let events = t.admin.events(&t.caller, 0, 1000).await.unwrap();
-    assert!(events.iter().any(|e| e.event.event_type == "feature-environment-variants-updated"));
+    assert!(
+        events
+            .iter()
+            .any(|e| e.event.event_type == "feature-environment-variants-updated")
+    );
     // A form made from the old list, saved after this change: not applied, the user told.
     let stale = form("30");
     let pairs: Vec<(&str, &str)> = stale.iter().map(|(k, v)| (*k, v.as_str())).collect();
@@ -449,21 +509,38 @@ async fn a_viewer_sees_the_refusal_with_its_reason() {
         )
         .await;
     assert_eq!(page.status, StatusCode::FORBIDDEN, "{}", page.body);
-    assert!(page.body.contains("UPDATE_FEATURE_ENVIRONMENT_VARIANTS"), "{}", page.body);
+    assert!(
+        page.body.contains("UPDATE_FEATURE_ENVIRONMENT_VARIANTS"),
+        "{}",
+        page.body
+    );
     // Access: refused too, with the reason.
     let access = t.get("/admin/projects/shop/access", Some(&cookie)).await;
     let page = t
         .post(
             "/admin/projects/shop/access",
             Some(&cookie),
-            &[("csrf", &access.csrf()), (&format!("role.{OWNER_ROLE}.user"), &viewer.id.to_string())],
+            &[
+                ("csrf", &access.csrf()),
+                (&format!("role.{OWNER_ROLE}.user"), &viewer.id.to_string()),
+            ],
         )
         .await;
     assert_eq!(page.status, StatusCode::FORBIDDEN, "{}", page.body);
     assert!(page.body.contains("permission"), "{}", page.body);
-    assert!(t.admin.project_access(&t.caller, "shop").await.unwrap().roles.is_empty());
+    assert!(
+        t.admin
+            .project_access(&t.caller, "shop")
+            .await
+            .unwrap()
+            .roles
+            .is_empty()
+    );
     // API keys are for admins.
-    assert_eq!(t.get("/admin/keys", Some(&cookie)).await.status, StatusCode::FORBIDDEN);
+    assert_eq!(
+        t.get("/admin/keys", Some(&cookie)).await.status,
+        StatusCode::FORBIDDEN
+    );
 }
 
 #[tokio::test]
@@ -471,7 +548,14 @@ async fn project_access_is_saved_whole() {
     let t = setup().await;
     let alice = t
         .admin
-        .create_user(&t.caller, &NewUser { name: Some("Alice".into()), ..Default::default() })
+        .create_user(
+            &t.caller,
+            &NewUser {
+                name: Some("Alice".into()),
+                email: Some("alice@example.com".into()),
+                ..Default::default()
+            },
+        )
         .await
         .unwrap();
     let cookie = t.sign_in(&t.secret).await;
@@ -489,7 +573,12 @@ async fn project_access_is_saved_whole() {
         .await;
     assert_eq!(page.status, StatusCode::SEE_OTHER, "{}", page.body);
     let access = t.admin.project_access(&t.caller, "shop").await.unwrap();
-    assert!(access.roles.iter().any(|r| r.id == OWNER_ROLE && r.users == [alice.id]));
+    assert!(
+        access
+            .roles
+            .iter()
+            .any(|r| r.id == OWNER_ROLE && r.users == [alice.id])
+    );
 }
 
 #[tokio::test]
@@ -526,19 +615,37 @@ async fn an_export_is_validated_then_imported() {
             .uri("/admin/import")
             .header(header::HOST, "localhost")
             .header(header::COOKIE, &cookie)
-            .header(header::CONTENT_TYPE, format!("multipart/form-data; boundary={boundary}"))
+            .header(
+                header::CONTENT_TYPE,
+                format!("multipart/form-data; boundary={boundary}"),
+            )
             .body(Body::from(body))
             .unwrap()
     };
     let page = t.send(multipart("validate", &document)).await;
     assert_eq!(page.status, StatusCode::OK, "{}", page.body);
     assert!(page.body.contains("The document is valid"), "{}", page.body);
-    assert!(t.admin.feature(&t.caller, "shop", "imported").await.is_err(), "validating writes nothing");
+    assert!(
+        t.admin
+            .feature(&t.caller, "shop", "imported")
+            .await
+            .is_err(),
+        "validating writes nothing"
+    );
     let page = t.send(multipart("import", &document)).await;
     assert_eq!(page.status, StatusCode::OK, "{}", page.body);
     assert!(page.body.contains("1 created"), "{}", page.body);
-    let feature = t.admin.feature(&t.caller, "shop", "imported").await.unwrap();
-    let production = feature.environments.unwrap().into_iter().find(|e| e.name == "production").unwrap();
+    let feature = t
+        .admin
+        .feature(&t.caller, "shop", "imported")
+        .await
+        .unwrap();
+    let production = feature
+        .environments
+        .unwrap()
+        .into_iter()
+        .find(|e| e.name == "production")
+        .unwrap();
     assert!(production.enabled);
     // Not JSON: said so, nothing written.
     let page = t.send(multipart("import", "{ nope")).await;
@@ -551,24 +658,43 @@ async fn the_features_page_is_searched_and_paged_on_the_server() {
     let t = setup().await;
     for i in 0..120 {
         t.admin
-            .create_feature(&t.caller, "shop", &NewFeature { name: format!("f{i:03}"), ..Default::default() })
+            .create_feature(
+                &t.caller,
+                "shop",
+                &NewFeature {
+                    name: format!("f{i:03}"),
+                    ..Default::default()
+                },
+            )
             .await
             .unwrap();
     }
     let cookie = t.sign_in(&t.secret).await;
     let page = t.get("/admin/projects/shop?page=2", Some(&cookie)).await;
     assert_eq!(page.status, StatusCode::OK);
-    assert!(page.body.contains("Page 2 of 3 (121 in all)"), "{}", page.body);
+    assert!(
+        page.body.contains("Page 2 of 3 (121 in all)"),
+        "{}",
+        page.body
+    );
     assert!(page.body.contains(">f049<") && page.body.contains(">f098<"));
     assert!(!page.body.contains(">f048<") && !page.body.contains(">f099<"));
     let page = t.get("/admin/projects/shop?q=F11", Some(&cookie)).await;
-    assert!(page.body.contains("Page 1 of 1 (10 in all)"), "{}", page.body);
+    assert!(
+        page.body.contains("Page 1 of 1 (10 in all)"),
+        "{}",
+        page.body
+    );
     // Turn one on from the list.
     let on = t
         .post(
             "/admin/projects/shop/features/f110/environments/production/enabled",
             Some(&cookie),
-            &[("csrf", &page.csrf()), ("enabled", "true"), ("back", "/admin/projects/shop?q=F11")],
+            &[
+                ("csrf", &page.csrf()),
+                ("enabled", "true"),
+                ("back", "/admin/projects/shop?q=F11"),
+            ],
         )
         .await;
     assert_eq!(on.status, StatusCode::SEE_OTHER, "{}", on.body);
@@ -583,7 +709,11 @@ async fn a_created_key_secret_is_shown_once() {
     let cookie = t.sign_in(&t.secret).await;
     let page = t.get("/admin/keys", Some(&cookie)).await;
     let created = t
-        .post("/admin/keys", Some(&cookie), &[("csrf", &page.csrf()), ("name", "ci"), ("kind", "admin")])
+        .post(
+            "/admin/keys",
+            Some(&cookie),
+            &[("csrf", &page.csrf()), ("name", "ci"), ("kind", "admin")],
+        )
         .await;
     assert_eq!(created.status, StatusCode::CREATED, "{}", created.body);
     let keys = t.admin.api_keys(&t.caller).await.unwrap();
@@ -597,7 +727,11 @@ async fn a_created_key_secret_is_shown_once() {
     assert!(!again.body.contains(secret));
     // Revoke it.
     let revoke = t
-        .post(&format!("/admin/keys/{}/revoke", ci.id), Some(&cookie), &[("csrf", &again.csrf())])
+        .post(
+            &format!("/admin/keys/{}/revoke", ci.id),
+            Some(&cookie),
+            &[("csrf", &again.csrf())],
+        )
         .await;
     assert_eq!(revoke.status, StatusCode::SEE_OTHER);
     assert!(t.admin.authenticate(Some(secret)).await.is_err());

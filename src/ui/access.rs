@@ -99,13 +99,21 @@ pub(crate) async fn save(
             .filter(|r| !r.users.is_empty() || !r.groups.is_empty())
             .collect(),
     };
-    match ui.admin.set_project_access(signed.caller(), &project, &wanted).await {
+    match ui
+        .admin
+        .set_project_access(signed.caller(), &project, &wanted)
+        .await
+    {
         Ok(()) => {
-            ui.sessions
-                .flash(&signed.id, format!("Saved the access of project {project}."));
+            ui.sessions.flash(
+                &signed.id,
+                format!("Saved the access of project {project}."),
+            );
             Redirect::to(&ui.url(&format!("/projects/{}/access", seg(&project)))).into_response()
         }
-        Err(Error::AuthenticationRequired { .. }) | Err(Error::Store(_)) | Err(Error::Internal { .. }) => {
+        Err(Error::AuthenticationRequired { .. })
+        | Err(Error::Store(_))
+        | Err(Error::Internal { .. }) => {
             layout::failure(&ui, Some(&signed), "The access could not be saved.")
         }
         Err(error) => {

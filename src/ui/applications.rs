@@ -66,7 +66,12 @@ pub(crate) async fn page(State(ui): State<Ui>, signed: Signed) -> Response {
             }
         }
     };
-    layout::render(&ui, Some(&signed), &Page::new("Applications", body), StatusCode::OK)
+    layout::render(
+        &ui,
+        Some(&signed),
+        &Page::new("Applications", body),
+        StatusCode::OK,
+    )
 }
 
 /// `GET /applications/{name}/delete`: the confirmation.

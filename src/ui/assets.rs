@@ -21,8 +21,16 @@ struct Asset {
 
 static ASSETS: LazyLock<Vec<Asset>> = LazyLock::new(|| {
     [
-        ("ui.css", "text/css; charset=utf-8", include_str!("static/ui.css")),
-        ("ui.js", "text/javascript; charset=utf-8", include_str!("static/ui.js")),
+        (
+            "ui.css",
+            "text/css; charset=utf-8",
+            include_str!("static/ui.css"),
+        ),
+        (
+            "ui.js",
+            "text/javascript; charset=utf-8",
+            include_str!("static/ui.js"),
+        ),
     ]
     .into_iter()
     .map(|(name, content_type, body)| {
@@ -66,13 +74,19 @@ pub(crate) async fn serve(Path(file): Path<String>, headers: HeaderMap) -> Respo
     let unchanged = headers
         .get(header::IF_NONE_MATCH)
         .and_then(|v| v.to_str().ok())
-        .is_some_and(|v| v.split(',').any(|tag| tag.trim() == asset.etag || tag.trim() == "*"));
+        .is_some_and(|v| {
+            v.split(',')
+                .any(|tag| tag.trim() == asset.etag || tag.trim() == "*")
+        });
     if unchanged {
         return (StatusCode::NOT_MODIFIED, cache).into_response();
     }
     (
         cache,
-        [(header::CONTENT_TYPE, HeaderValue::from_static(asset.content_type))],
+        [(
+            header::CONTENT_TYPE,
+            HeaderValue::from_static(asset.content_type),
+        )],
         asset.body,
     )
         .into_response()

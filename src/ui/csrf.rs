@@ -99,9 +99,15 @@ mod tests {
         let mut headers = HeaderMap::new();
         headers.insert(header::HOST, HeaderValue::from_static("flags.example:8080"));
         assert!(!cross_site(&headers));
-        headers.insert(header::ORIGIN, HeaderValue::from_static("http://flags.example:8080"));
+        headers.insert(
+            header::ORIGIN,
+            HeaderValue::from_static("http://flags.example:8080"),
+        );
         assert!(!cross_site(&headers));
-        headers.insert(header::ORIGIN, HeaderValue::from_static("https://evil.example"));
+        headers.insert(
+            header::ORIGIN,
+            HeaderValue::from_static("https://evil.example"),
+        );
         assert!(cross_site(&headers));
         headers.insert(header::ORIGIN, HeaderValue::from_static("null"));
         assert!(cross_site(&headers));

@@ -108,5 +108,10 @@ pub(crate) async fn page(
         @if found.events.is_empty() { p { "No events match." } }
         (pager(page, PER_PAGE, total, &link))
     };
-    layout::render(&ui, Some(&signed), &Page::new("Event log", body), StatusCode::OK)
+    layout::render(
+        &ui,
+        Some(&signed),
+        &Page::new("Event log", body),
+        StatusCode::OK,
+    )
 }

@@ -27,7 +27,10 @@ struct ImportForm {
     csrf: Option<String>,
 }
 
-async fn choices(ui: &Ui, signed: &Signed) -> Result<(Vec<Project>, Vec<Environment>), crate::Error> {
+async fn choices(
+    ui: &Ui,
+    signed: &Signed,
+) -> Result<(Vec<Project>, Vec<Environment>), crate::Error> {
     Ok((
         ui.admin.projects(signed.caller()).await?,
         ui.admin.environments(signed.caller()).await?,
@@ -39,7 +42,15 @@ pub(crate) async fn page(State(ui): State<Ui>, signed: Signed) -> Response {
     match choices(&ui, &signed).await {
         Ok((projects, environments)) => {
             let form = ImportForm::default();
-            render(&ui, &signed, &projects, &environments, &form, None, StatusCode::OK)
+            render(
+                &ui,
+                &signed,
+                &projects,
+                &environments,
+                &form,
+                None,
+                StatusCode::OK,
+            )
         }
         Err(error) => layout::error(&ui, &signed, &error),
     }
@@ -78,7 +89,13 @@ pub(crate) async fn submit(
 ) -> Response {
     let form = match read_form(multipart).await {
         Ok(form) => form,
-        Err(e) => return layout::refusal(&ui, Some(&signed), &format!("The form could not be read: {e}")),
+        Err(e) => {
+            return layout::refusal(
+                &ui,
+                Some(&signed),
+                &format!("The form could not be read: {e}"),
+            );
+        }
     };
     if let Err(refused) = csrf::check_token(&ui, &signed, &parts.headers, form.csrf.as_deref()) {
         return refused;
@@ -88,7 +105,15 @@ pub(crate) async fn submit(
         Err(error) => return layout::error(&ui, &signed, &error),
     };
     let show = |outcome: Markup, status| {
-        render(&ui, &signed, &projects, &environments, &form, Some(outcome), status)
+        render(
+            &ui,
+            &signed,
+            &projects,
+            &environments,
+            &form,
+            Some(outcome),
+            status,
+        )
     };
     let data: Value = match serde_json::from_str(&form.document) {
         Ok(v) => v,
@@ -118,7 +143,10 @@ pub(crate) async fn submit(
     let validation = match ui.admin.validate_import_json(caller, &body).await {
         Ok(v) => v,
         Err(error) if error.status() < 500 && error.status() != 401 => {
-            return show(error_box(&error), StatusCode::from_u16(error.status()).unwrap_or(StatusCode::BAD_REQUEST));
+            return show(
+                error_box(&error),
+                StatusCode::from_u16(error.status()).unwrap_or(StatusCode::BAD_REQUEST),
+            );
         }
         Err(error) => return layout::error(&ui, &signed, &error),
     };
@@ -137,7 +165,11 @@ pub(crate) async fn submit(
             }
             (findings)
         };
-        let status = if blocked { StatusCode::BAD_REQUEST } else { StatusCode::OK };
+        let status = if blocked {
+            StatusCode::BAD_REQUEST
+        } else {
+            StatusCode::OK
+        };
         return show(outcome, status);
     }
     match ui.admin.import_toggles_json(caller, &body).await {
@@ -157,9 +189,10 @@ pub(crate) async fn submit(
             };
             show(outcome, StatusCode::OK)
         }
-        Err(error) if error.status() < 500 && error.status() != 401 => {
-            show(error_box(&error), StatusCode::from_u16(error.status()).unwrap_or(StatusCode::BAD_REQUEST))
-        }
+        Err(error) if error.status() < 500 && error.status() != 401 => show(
+            error_box(&error),
+            StatusCode::from_u16(error.status()).unwrap_or(StatusCode::BAD_REQUEST),
+        ),
         Err(error) => layout::error(&ui, &signed, &error),
     }
 }
@@ -280,7 +313,12 @@ pub(crate) async fn export_page(
             div.actions { button type="submit" { "Download export" } }
         }
     };
-    layout::render(&ui, Some(&signed), &Page::new("Export", body), StatusCode::OK)
+    layout::render(
+        &ui,
+        Some(&signed),
+        &Page::new("Export", body),
+        StatusCode::OK,
+    )
 }
 
 /// `GET /export/download`: the export document as a file.
@@ -300,7 +338,10 @@ pub(crate) async fn download(
             let disposition = format!("attachment; filename=\"export-{safe}.json\"");
             (
                 [
-                    (header::CONTENT_TYPE, HeaderValue::from_static("application/json")),
+                    (
+                        header::CONTENT_TYPE,
+                        HeaderValue::from_static("application/json"),
+                    ),
                     (
                         header::CONTENT_DISPOSITION,
                         HeaderValue::from_str(&disposition)

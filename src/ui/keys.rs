@@ -103,8 +103,17 @@ pub(crate) async fn create(
         Some("user") => match fields.get("user").unwrap_or_default().trim().parse::<i64>() {
             Ok(user_id) => KeyAccess::User { user_id },
             Err(_) => {
-                let error = Error::invalid_at("user", "A key that acts as a user needs the user's id (a number).");
-                return render(&ui, &signed, Some(layout::error_box(&error)), StatusCode::BAD_REQUEST).await;
+                let error = Error::invalid_at(
+                    "user",
+                    "A key that acts as a user needs the user's id (a number).",
+                );
+                return render(
+                    &ui,
+                    &signed,
+                    Some(layout::error_box(&error)),
+                    StatusCode::BAD_REQUEST,
+                )
+                .await;
             }
         },
         Some("client") => KeyAccess::client(
@@ -120,7 +129,11 @@ pub(crate) async fn create(
         ),
         _ => KeyAccess::Admin,
     };
-    match ui.admin.create_api_key(signed.caller(), &name, access).await {
+    match ui
+        .admin
+        .create_api_key(signed.caller(), &name, access)
+        .await
+    {
         Ok(NewApiKey { info, secret }) => {
             let outcome = html! {
                 div.flash role="status" {
@@ -132,7 +145,13 @@ pub(crate) async fn create(
             render(&ui, &signed, Some(outcome), StatusCode::CREATED).await
         }
         Err(error) if error.status() == 400 || error.status() == 404 => {
-            render(&ui, &signed, Some(layout::error_box(&error)), StatusCode::BAD_REQUEST).await
+            render(
+                &ui,
+                &signed,
+                Some(layout::error_box(&error)),
+                StatusCode::BAD_REQUEST,
+            )
+            .await
         }
         Err(error) => layout::error(&ui, &signed, &error),
     }

@@ -25,7 +25,12 @@ impl Page {
 }
 
 /// The page in its frame, with `status`.
-pub(crate) fn render(ui: &Ui, signed: Option<&Signed>, page: &Page, status: StatusCode) -> Response {
+pub(crate) fn render(
+    ui: &Ui,
+    signed: Option<&Signed>,
+    page: &Page,
+    status: StatusCode,
+) -> Response {
     let markup = html! {
         (DOCTYPE)
         html lang="en" {
@@ -75,10 +80,7 @@ pub(crate) fn csrf_input(signed: &Signed) -> Markup {
 
 /// A 403 page saying why.
 pub(crate) fn refusal(ui: &Ui, signed: Option<&Signed>, reason: &str) -> Response {
-    let page = Page::new(
-        "Not allowed",
-        html! { p.error role="alert" { (reason) } },
-    );
+    let page = Page::new("Not allowed", html! { p.error role="alert" { (reason) } });
     render(ui, signed, &page, StatusCode::FORBIDDEN)
 }
 
@@ -170,7 +172,12 @@ pub(crate) fn query(pairs: &[(&str, &str)]) -> String {
 
 /// Links to the previous and next page of a list of `total` items, `per_page` a page, at
 /// zero-based page `page`; `link` makes a page's URL.
-pub(crate) fn pager(page: usize, per_page: usize, total: usize, link: impl Fn(usize) -> String) -> Markup {
+pub(crate) fn pager(
+    page: usize,
+    per_page: usize,
+    total: usize,
+    link: impl Fn(usize) -> String,
+) -> Markup {
     let pages = total.div_ceil(per_page.max(1)).max(1);
     html! {
         nav.pager aria-label="Pages" {

@@ -139,15 +139,15 @@ impl UiConfig {
         let base = self.base.clone();
         let ui = Ui {
             admin,
-            sessions: Arc::new(session::Sessions::new(
-                self.session_idle,
-                self.max_sessions,
-            )),
+            sessions: Arc::new(session::Sessions::new(self.session_idle, self.max_sessions)),
             config: Arc::new(self),
         };
         let pages = Router::new()
             .route("/", get(projects::home))
-            .route("/sign-in", get(session::sign_in_page).post(session::sign_in))
+            .route(
+                "/sign-in",
+                get(session::sign_in_page).post(session::sign_in),
+            )
             .route("/sign-out", post(session::sign_out))
             .route("/static/{file}", get(assets::serve))
             .route("/projects/{project}", get(projects::features))
@@ -217,7 +217,10 @@ async fn security_headers(request: Request, next: Next) -> Response {
         header::X_CONTENT_TYPE_OPTIONS,
         HeaderValue::from_static("nosniff"),
     );
-    headers.insert(header::REFERRER_POLICY, HeaderValue::from_static("no-referrer"));
+    headers.insert(
+        header::REFERRER_POLICY,
+        HeaderValue::from_static("no-referrer"),
+    );
     headers.insert(header::X_FRAME_OPTIONS, HeaderValue::from_static("DENY"));
     headers.insert(
         "cross-origin-opener-policy",

@@ -46,7 +46,12 @@ pub(crate) async fn home(State(ui): State<Ui>, signed: Signed) -> Response {
             }
         }
     };
-    layout::render(&ui, Some(&signed), &Page::new("Projects", body), StatusCode::OK)
+    layout::render(
+        &ui,
+        Some(&signed),
+        &Page::new("Projects", body),
+        StatusCode::OK,
+    )
 }
 
 /// The query of a project's features page.
@@ -95,7 +100,12 @@ pub(crate) async fn features(
         "{base}{}",
         query(&[("q", &params.q), ("page", &(page + 1).to_string())])
     );
-    let link = |p: usize| format!("{base}{}", query(&[("q", &params.q), ("page", &(p + 1).to_string())]));
+    let link = |p: usize| {
+        format!(
+            "{base}{}",
+            query(&[("q", &params.q), ("page", &(p + 1).to_string())])
+        )
+    };
     let body = html! {
         p {
             a href=(ui.url(&format!("/projects/{}/access", seg(&project)))) { "Project access" }
@@ -192,13 +202,18 @@ pub(crate) async fn set_enabled(
     {
         Ok(()) => {
             let state = if enabled { "on" } else { "off" };
-            ui.sessions
-                .flash(&signed.id, format!("{feature} is {state} in {environment}."));
+            ui.sessions.flash(
+                &signed.id,
+                format!("{feature} is {state} in {environment}."),
+            );
             // Only a path of this page is followed back to.
             let back = fields
                 .get("back")
                 .filter(|b| b.starts_with(&format!("{}/", ui.config.base)) && !b.starts_with("//"))
-                .map_or_else(|| ui.url(&format!("/projects/{}", seg(&project))), str::to_owned);
+                .map_or_else(
+                    || ui.url(&format!("/projects/{}", seg(&project))),
+                    str::to_owned,
+                );
             Redirect::to(&back).into_response()
         }
         Err(error) => layout::error(&ui, &signed, &error),
@@ -215,7 +230,11 @@ pub(crate) async fn feature(
         Ok(f) => f,
         Err(error) => return layout::error(&ui, &signed, &error),
     };
-    let base = ui.url(&format!("/projects/{}/features/{}", seg(&project), seg(&name)));
+    let base = ui.url(&format!(
+        "/projects/{}/features/{}",
+        seg(&project),
+        seg(&name)
+    ));
     let environments = feature.environments.clone().unwrap_or_default();
     let body = html! {
         p { a href=(ui.url(&format!("/projects/{}", seg(&project)))) { "← project " (project) } }

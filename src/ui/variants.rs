@@ -10,8 +10,8 @@
 use std::collections::BTreeMap;
 
 use axum::extract::{Path, State};
-use axum::http::request::Parts;
 use axum::http::StatusCode;
+use axum::http::request::Parts;
 use axum::response::{IntoResponse, Redirect, Response};
 use maud::{Markup, html};
 use serde_json::{Value, json};
@@ -103,7 +103,14 @@ impl Row {
         let stickiness = self.stickiness.trim();
         variant.insert(
             "stickiness".into(),
-            Value::String(if stickiness.is_empty() { "default" } else { stickiness }.to_owned()),
+            Value::String(
+                if stickiness.is_empty() {
+                    "default"
+                } else {
+                    stickiness
+                }
+                .to_owned(),
+            ),
         );
         if !self.payload_type.is_empty() || !self.payload_value.is_empty() {
             variant.insert(
@@ -173,7 +180,12 @@ fn rows_of(fields: &Fields) -> Vec<Row> {
             };
             Row {
                 name: get("name"),
-                weight_type: if get("weightType") == "fix" { "fix" } else { "variable" }.to_owned(),
+                weight_type: if get("weightType") == "fix" {
+                    "fix"
+                } else {
+                    "variable"
+                }
+                .to_owned(),
                 weight: get("weight"),
                 stickiness: get("stickiness"),
                 payload_type: get("payloadType"),
@@ -244,7 +256,12 @@ pub(crate) async fn page(
     };
     match ui
         .admin
-        .variants(signed.caller(), &target.project, &target.feature, &target.environment)
+        .variants(
+            signed.caller(),
+            &target.project,
+            &target.feature,
+            &target.environment,
+        )
         .await
     {
         Ok(current) => {
@@ -297,7 +314,12 @@ pub(crate) async fn save(
     }
     let current = match ui
         .admin
-        .variants(caller, &target.project, &target.feature, &target.environment)
+        .variants(
+            caller,
+            &target.project,
+            &target.feature,
+            &target.environment,
+        )
         .await
     {
         Ok(current) => current,
@@ -318,7 +340,13 @@ pub(crate) async fn save(
                 p { "Save again to replace them with yours." }
             }
         };
-        return form(rows, &latest, Some(problem), BTreeMap::new(), StatusCode::CONFLICT);
+        return form(
+            rows,
+            &latest,
+            Some(problem),
+            BTreeMap::new(),
+            StatusCode::CONFLICT,
+        );
     }
     let (list, from) = desired(&rows);
     let patch = json_patch::diff(&current_json, &Value::Array(list));
@@ -328,7 +356,13 @@ pub(crate) async fn save(
     }
     match ui
         .admin
-        .patch_variants(caller, &target.project, &target.feature, &target.environment, &patch)
+        .patch_variants(
+            caller,
+            &target.project,
+            &target.feature,
+            &target.environment,
+            &patch,
+        )
         .await
     {
         Ok(saved) => {
@@ -356,7 +390,13 @@ pub(crate) async fn save(
                     p { "The problems are shown next to their fields." }
                 }
             };
-            form(rows, &original, Some(problem), errors, StatusCode::BAD_REQUEST)
+            form(
+                rows,
+                &original,
+                Some(problem),
+                errors,
+                StatusCode::BAD_REQUEST,
+            )
         }
         Err(error) => layout::error(&ui, &signed, &error),
     }

@@ -128,7 +128,13 @@ async fn page(app: &Router, cookie: &str, path: &str) -> usize {
         .await
         .unwrap();
     assert_eq!(response.status(), StatusCode::OK, "{path}");
-    response.into_body().collect().await.unwrap().to_bytes().len()
+    response
+        .into_body()
+        .collect()
+        .await
+        .unwrap()
+        .to_bytes()
+        .len()
 }
 
 fn bench(c: &mut Criterion) {
