@@ -48,13 +48,14 @@ pub(crate) fn cross_site(headers: &HeaderMap) -> bool {
     fetch_site || foreign_origin
 }
 
-/// Refuse the POST unless it came from this site and carries `signed`'s token.
+/// The refusal of a POST that did not come from this site or lacks `signed`'s token; `None`
+/// when it may go on.
 pub(crate) fn check(
     ui: &Ui,
     signed: &Signed,
     headers: &HeaderMap,
     fields: &Fields,
-) -> Result<(), Response> {
+) -> Option<Response> {
     check_token(ui, signed, headers, fields.get(FIELD))
 }
 
@@ -64,13 +65,13 @@ pub(crate) fn check_token(
     signed: &Signed,
     headers: &HeaderMap,
     token: Option<&str>,
-) -> Result<(), Response> {
+) -> Option<Response> {
     if cross_site(headers) {
-        return Err(layout::refusal(ui, Some(signed), CROSS_SITE));
+        return Some(layout::refusal(ui, Some(signed), CROSS_SITE));
     }
     match token {
-        Some(token) if equal(token.as_bytes(), signed.session.csrf.as_bytes()) => Ok(()),
-        _ => Err(layout::refusal(ui, Some(signed), REFUSED)),
+        Some(token) if equal(token.as_bytes(), signed.session.csrf.as_bytes()) => None,
+        _ => Some(layout::refusal(ui, Some(signed), REFUSED)),
     }
 }
 

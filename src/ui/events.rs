@@ -76,7 +76,7 @@ pub(crate) async fn page(
             div { label for="feature" { "Feature" } input #feature type="text" name="feature" value=(params.feature); }
             button type="submit" { "Filter" }
         }
-        (pager(page, PER_PAGE, total, &link))
+        (pager(page, PER_PAGE, total, link))
         table {
             thead { tr {
                 th scope="col" { "Id" } th scope="col" { "When" } th scope="col" { "Type" } th scope="col" { "By" }
@@ -106,7 +106,7 @@ pub(crate) async fn page(
             }
         }
         @if found.events.is_empty() { p { "No events match." } }
-        (pager(page, PER_PAGE, total, &link))
+        (pager(page, PER_PAGE, total, link))
     };
     layout::render(
         &ui,

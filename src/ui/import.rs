@@ -97,7 +97,7 @@ pub(crate) async fn submit(
             );
         }
     };
-    if let Err(refused) = csrf::check_token(&ui, &signed, &parts.headers, form.csrf.as_deref()) {
+    if let Some(refused) = csrf::check_token(&ui, &signed, &parts.headers, form.csrf.as_deref()) {
         return refused;
     }
     let (projects, environments) = match choices(&ui, &signed).await {

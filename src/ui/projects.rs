@@ -122,7 +122,7 @@ pub(crate) async fn features(
             }
             button type="submit" { "Search" }
         }
-        (pager(page, PER_PAGE, list.total, &link))
+        (pager(page, PER_PAGE, list.total, link))
         table {
             caption.visually-hidden { "Features" }
             thead { tr {
@@ -148,7 +148,7 @@ pub(crate) async fn features(
             }
         }
         @if list.features.is_empty() { p { "No features match." } }
-        (pager(page, PER_PAGE, list.total, &link))
+        (pager(page, PER_PAGE, list.total, link))
     };
     let title = format!("Project {}", details.name);
     layout::render(&ui, Some(&signed), &Page::new(title, body), StatusCode::OK)
@@ -191,7 +191,7 @@ pub(crate) async fn set_enabled(
     parts: Parts,
     fields: Fields,
 ) -> Response {
-    if let Err(refused) = csrf::check(&ui, &signed, &parts.headers, &fields) {
+    if let Some(refused) = csrf::check(&ui, &signed, &parts.headers, &fields) {
         return refused;
     }
     let enabled = fields.get("enabled") == Some("true");

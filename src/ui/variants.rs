@@ -288,7 +288,7 @@ pub(crate) async fn save(
     parts: Parts,
     fields: Fields,
 ) -> Response {
-    if let Err(refused) = csrf::check(&ui, &signed, &parts.headers, &fields) {
+    if let Some(refused) = csrf::check(&ui, &signed, &parts.headers, &fields) {
         return refused;
     }
     let target = Target {
@@ -404,10 +404,7 @@ pub(crate) async fn save(
 
 /// The messages of `details` by (row, field) where their path names one (`/2/weight` is the
 /// field `weight` of the row the list's third variant came from), and the others.
-fn place(
-    details: &[ErrorDetail],
-    from: &[usize],
-) -> (BTreeMap<(usize, String), Vec<String>>, Vec<String>) {
+fn place(details: &[ErrorDetail], from: &[usize]) -> (Placed, Vec<String>) {
     let mut placed: BTreeMap<(usize, String), Vec<String>> = BTreeMap::new();
     let mut general = Vec::new();
     for detail in details {
@@ -430,13 +427,16 @@ fn place(
     (placed, general)
 }
 
+/// Error messages by (row, field).
+type Placed = BTreeMap<(usize, String), Vec<String>>;
+
 /// The form as shown.
 struct Form<'a> {
     target: &'a Target,
     rows: Vec<Row>,
     original: &'a str,
     problem: Option<Markup>,
-    errors: BTreeMap<(usize, String), Vec<String>>,
+    errors: Placed,
 }
 
 impl Form<'_> {
