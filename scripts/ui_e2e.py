@@ -259,9 +259,10 @@ def run(driver, alice_id, vera_key):
     visit(driver, "/admin/export?project=default", "export")
     exported = driver.execute_async_script(
         "var done = arguments[0];"
-        "fetch(document.querySelector('form').action + '?environment=development&project=default')"
+        "fetch('/admin/export/download?environment=development&project=default')"
         ".then(function (r) { return r.json(); }).then(function (d) {"
-        " done(d.features.map(function (f) { return f.name; })); });")
+        " done(d.features.map(function (f) { return f.name; })); })"
+        ".catch(function (e) { done(['failed: ' + e]); });")
     expect("ex-a" in exported and "checkout" in exported, f"the export holds the features {exported}")
 
     # --- operation 3: delete an application, after confirming

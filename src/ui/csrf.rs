@@ -37,8 +37,8 @@ pub(crate) fn cross_site(headers: &HeaderMap) -> bool {
     let host = headers.get(header::HOST).and_then(|v| v.to_str().ok());
     let origin = headers.get(header::ORIGIN).and_then(|v| v.to_str().ok());
     let foreign_origin = match (origin, host) {
-        // `Origin: null` (a sandboxed or privacy-sensitive context) is not this page.
-        (Some("null"), _) => true,
+        // `null` says nothing (a privacy setting may send it for any origin): the token decides.
+        (Some("null"), _) => false,
         (Some(origin), Some(host)) => origin
             .split_once("://")
             .map(|(_, rest)| rest)
@@ -111,6 +111,8 @@ mod tests {
         );
         assert!(cross_site(&headers));
         headers.insert(header::ORIGIN, HeaderValue::from_static("null"));
+        assert!(!cross_site(&headers));
+        headers.insert("sec-fetch-site", HeaderValue::from_static("cross-site"));
         assert!(cross_site(&headers));
     }
 }

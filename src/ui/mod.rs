@@ -23,7 +23,9 @@
 //!   on POST (and a POST whose `Origin` is another site is refused).
 //! * **Escaping and CSP**: every value is escaped by the templates (`maud`); every response
 //!   carries a strict `Content-Security-Policy` (no inline script or style, nothing from
-//!   another origin), `X-Content-Type-Options: nosniff`, `Referrer-Policy: no-referrer`, and
+//!   another origin), `X-Content-Type-Options: nosniff`, `Referrer-Policy: same-origin` (no URL of the page is
+//!   sent to another site; with `no-referrer` browsers send `Origin: null` on the page's own
+//!   forms), and
 //!   pages are `Cache-Control: no-store`.
 //! * **Static files** (one stylesheet, one script) are compiled into the binary and served
 //!   with an ETag and a year-long `immutable` cache; their URLs carry the ETag.
@@ -219,7 +221,7 @@ async fn security_headers(request: Request, next: Next) -> Response {
     );
     headers.insert(
         header::REFERRER_POLICY,
-        HeaderValue::from_static("no-referrer"),
+        HeaderValue::from_static("same-origin"),
     );
     headers.insert(header::X_FRAME_OPTIONS, HeaderValue::from_static("DENY"));
     headers.insert(
