@@ -420,6 +420,11 @@ fn place(details: &[ErrorDetail], from: &[usize]) -> (Placed, Vec<String>) {
             Some((row, field.to_owned()))
         });
         match target {
+            // The facade speaks of the 0–1000 scale; the form is in percent.
+            Some(key) if key.1 == "weight" => placed
+                .entry(key)
+                .or_default()
+                .push(format!("{} (1000 is 100 %)", detail.message)),
             Some(key) => placed.entry(key).or_default().push(detail.message.clone()),
             None => general.push(detail.to_string()),
         }
@@ -601,7 +606,7 @@ mod tests {
         ];
         // The list's variants came from rows 0 and 2 (row 1 was removed).
         let (placed, general) = place(&details, &[0, 2]);
-        assert_eq!(placed[&(2, "weight".to_owned())], ["too heavy"]);
+        assert_eq!(placed[&(2, "weight".to_owned())], ["too heavy (1000 is 100 %)"]);
         assert_eq!(placed[&(0, "payload".to_owned())], ["not JSON"]);
         assert_eq!(general, ["whole"]);
     }
