@@ -23,10 +23,9 @@
 //!   on POST (and a POST whose `Origin` is another site is refused).
 //! * **Escaping and CSP**: every value is escaped by the templates (`maud`); every response
 //!   carries a strict `Content-Security-Policy` (no inline script or style, nothing from
-//!   another origin), `X-Content-Type-Options: nosniff`, `Referrer-Policy: same-origin` (no URL of the page is
-//!   sent to another site; with `no-referrer` browsers send `Origin: null` on the page's own
-//!   forms), and
-//!   pages are `Cache-Control: no-store`.
+//!   another origin), `X-Content-Type-Options: nosniff` and `Referrer-Policy: same-origin`
+//!   (no URL of the page goes to another site; with `no-referrer`, browsers send `Origin:
+//!   null` on the page's own forms); pages are `Cache-Control: no-store`.
 //! * **Static files** (one stylesheet, one script) are compiled into the binary and served
 //!   with an ETag and a year-long `immutable` cache; their URLs carry the ETag.
 //! * Plain forms that work without JavaScript; the script only adds live weight shares and
@@ -100,7 +99,8 @@ impl UiConfig {
     }
 
     /// Mount the page at `path` (e.g. `/ops/flags`): a leading `/` is added and a trailing
-    /// one removed; `/` alone is refused for `/admin`, since the page needs a path of its own.
+    /// one removed; `/` alone (or empty) means [`DEFAULT_BASE_PATH`]: the page needs a path of
+    /// its own.
     pub fn base_path(mut self, path: &str) -> Self {
         let trimmed = path.trim_matches('/');
         self.base = if trimmed.is_empty() {
