@@ -606,7 +606,10 @@ mod tests {
         ];
         // The list's variants came from rows 0 and 2 (row 1 was removed).
         let (placed, general) = place(&details, &[0, 2]);
-        assert_eq!(placed[&(2, "weight".to_owned())], ["too heavy (1000 is 100 %)"]);
+        assert_eq!(
+            placed[&(2, "weight".to_owned())],
+            ["too heavy (1000 is 100 %)"]
+        );
         assert_eq!(placed[&(0, "payload".to_owned())], ["not JSON"]);
         assert_eq!(general, ["whole"]);
     }

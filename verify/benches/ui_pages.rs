@@ -142,24 +142,26 @@ fn bench(c: &mut Criterion) {
         .enable_all()
         .build()
         .unwrap();
-    let s = runtime.block_on(setup());
+    let setup = runtime.block_on(setup());
+    // A reference, copied into each iteration's future.
+    let s = &setup;
     let mut group = c.benchmark_group(format!("ui_pages/{}_features", feature_count()));
     group.bench_function("features_page_1", |b| {
         b.to_async(&runtime)
-            .iter(|| async { black_box(page(&s.app, &s.cookie, "/admin/projects/big").await) })
+            .iter(|| async move { black_box(page(&s.app, &s.cookie, "/admin/projects/big").await) })
     });
     group.bench_function("features_page_100", |b| {
-        b.to_async(&runtime).iter(|| async {
+        b.to_async(&runtime).iter(|| async move {
             black_box(page(&s.app, &s.cookie, "/admin/projects/big?page=100").await)
         })
     });
     group.bench_function("features_search", |b| {
-        b.to_async(&runtime).iter(|| async {
+        b.to_async(&runtime).iter(|| async move {
             black_box(page(&s.app, &s.cookie, "/admin/projects/big?q=number%20999").await)
         })
     });
     group.bench_function("baseline_facade_feature_list", |b| {
-        b.to_async(&runtime).iter(|| async {
+        b.to_async(&runtime).iter(|| async move {
             black_box(
                 s.admin
                     .feature_list(
@@ -179,10 +181,10 @@ fn bench(c: &mut Criterion) {
     let variants = "/admin/projects/big/features/feature-00042/environments/production/variants";
     group.bench_function("variants_page", |b| {
         b.to_async(&runtime)
-            .iter(|| async { black_box(page(&s.app, &s.cookie, variants).await) })
+            .iter(|| async move { black_box(page(&s.app, &s.cookie, variants).await) })
     });
     group.bench_function("baseline_facade_variants", |b| {
-        b.to_async(&runtime).iter(|| async {
+        b.to_async(&runtime).iter(|| async move {
             black_box(
                 s.admin
                     .variants(&s.caller, "big", "feature-00042", "production")
