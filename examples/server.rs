@@ -206,7 +206,7 @@ fn usage() -> String {
 
 /// What `parse_args` decided: run, or print the help.
 enum Parsed {
-    Run(Options),
+    Run(Box<Options>),
     Help,
 }
 
@@ -325,13 +325,13 @@ fn parse_args() -> Result<Parsed, String> {
             ),
         }
     };
-    Ok(Parsed::Run(Options {
+    Ok(Parsed::Run(Box::new(Options {
         storage,
         addr,
         config,
         #[cfg(feature = "ui")]
         ui,
-    }))
+    })))
 }
 
 fn is_true(value: &str) -> bool {
@@ -609,7 +609,7 @@ fn main() -> ExitCode {
         )
         .init();
     let options = match parse_args() {
-        Ok(Parsed::Run(options)) => options,
+        Ok(Parsed::Run(options)) => *options,
         Ok(Parsed::Help) => {
             print!("{}", usage());
             return ExitCode::SUCCESS;
