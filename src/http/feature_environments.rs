@@ -1,15 +1,13 @@
-//! A feature's configuration beyond variants: strategies per environment, on/off,
-//! dependencies, tags.
+//! A feature in one environment over HTTP: its strategies, and turning it on and off.
 
 use axum::extract::State;
 use axum::http::StatusCode;
-use serde::Serialize;
 use serde_json::{Map, Value};
 
 use super::error::{HttpResult, Json};
 use super::extract::{Authenticated, JsonBody, JsonValue, LaterBody, Params, decode_value};
 use crate::ToggleAdmin;
-use crate::model::{FeatureStrategy, ParentDependency, StrategySortOrder, Tag};
+use crate::model::{FeatureStrategy, StrategySortOrder};
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 
@@ -25,10 +23,6 @@ pub(crate) fn routes() -> OpenApiRouter<ToggleAdmin> {
         .routes(routes!(set_strategy_sort_order))
         .routes(routes!(enable))
         .routes(routes!(disable))
-        .routes(routes!(list_dependencies, add_dependency))
-        .routes(routes!(remove_dependency))
-        .routes(routes!(list_tags, add_tag))
-        .routes(routes!(remove_tag))
 }
 
 type EnvPath = Params<(String, String, String)>;
@@ -259,168 +253,6 @@ async fn disable(
 ) -> HttpResult<StatusCode> {
     admin
         .set_feature_enabled(&caller, &project, &feature, &environment, false)
-        .await?;
-    Ok(StatusCode::OK)
-}
-
-#[utoipa::path(
-    get,
-    path = "/api/admin/projects/{projectId}/features/{featureName}/dependencies",
-    tag = "feature-config",
-    params(super::openapi::FeaturePath),
-    responses(
-        (status = 200, description = "The feature's parents.", body = Vec<ParentDependency>),
-        super::openapi::Errors
-    )
-)]
-async fn list_dependencies(
-    State(admin): State<ToggleAdmin>,
-    Authenticated(caller): Authenticated,
-    Params((project, feature)): Params<(String, String)>,
-) -> HttpResult<Json<Vec<ParentDependency>>> {
-    Ok(Json::ok(
-        admin
-            .feature_dependencies(&caller, &project, &feature)
-            .await?,
-    ))
-}
-
-#[utoipa::path(
-    post,
-    path = "/api/admin/projects/{projectId}/features/{featureName}/dependencies",
-    tag = "feature-config",
-    params(super::openapi::FeaturePath),
-    request_body(content = ParentDependency, description = "The parent to add.", content_type = "application/json"),
-    responses(
-        (status = 200, description = "Added; no body."),
-        super::openapi::BodyErrors
-    )
-)]
-async fn add_dependency(
-    State(admin): State<ToggleAdmin>,
-    Authenticated(caller): Authenticated,
-    Params((project, feature)): Params<(String, String)>,
-    JsonBody(dependency): JsonBody<ParentDependency>,
-) -> HttpResult<StatusCode> {
-    admin
-        .add_feature_dependency(&caller, &project, &feature, &dependency)
-        .await?;
-    Ok(StatusCode::OK)
-}
-
-#[utoipa::path(
-    delete,
-    path = "/api/admin/projects/{projectId}/features/{featureName}/dependencies/{parent}",
-    tag = "feature-config",
-    params(super::openapi::DependencyPath),
-    responses(
-        (status = 200, description = "Removed; no body."),
-        super::openapi::Errors
-    )
-)]
-async fn remove_dependency(
-    State(admin): State<ToggleAdmin>,
-    Authenticated(caller): Authenticated,
-    Params((project, feature, parent)): Params<(String, String, String)>,
-) -> HttpResult<StatusCode> {
-    admin
-        .remove_feature_dependency(&caller, &project, &feature, &parent)
-        .await?;
-    Ok(StatusCode::OK)
-}
-
-#[derive(Debug, Serialize, utoipa::ToSchema)]
-struct Tags {
-    version: u32,
-    tags: Vec<ColoredTag>,
-}
-
-/// A feature's tag as Unleash lists it: with its tag type's colour (`null` when the type
-/// has none).
-#[derive(Debug, Serialize, utoipa::ToSchema)]
-struct ColoredTag {
-    value: String,
-    #[serde(rename = "type")]
-    tag_type: String,
-    color: Option<String>,
-}
-
-#[utoipa::path(
-    get,
-    path = "/api/admin/features/{featureName}/tags",
-    tag = "feature-config",
-    params(super::openapi::FeatureNamePath),
-    responses(
-        (status = 200, description = "The feature's tags.", body = Tags),
-        super::openapi::Errors
-    )
-)]
-async fn list_tags(
-    State(admin): State<ToggleAdmin>,
-    Authenticated(caller): Authenticated,
-    Params(feature): Params<String>,
-) -> HttpResult<Json<Tags>> {
-    let project = admin.feature_project(&caller, &feature).await?;
-    let tags = admin.feature_tags(&caller, &project, &feature).await?;
-    let types = admin.tag_types(&caller).await?;
-    let tags = tags
-        .into_iter()
-        .map(|tag| ColoredTag {
-            color: types
-                .iter()
-                .find(|t| t.name == tag.tag_type)
-                .and_then(|t| t.color.clone().flatten()),
-            value: tag.value,
-            tag_type: tag.tag_type,
-        })
-        .collect();
-    Ok(Json::ok(Tags { version: 1, tags }))
-}
-
-/// 201 with the tag, as Unleash.
-#[utoipa::path(
-    post,
-    path = "/api/admin/features/{featureName}/tags",
-    tag = "feature-config",
-    params(super::openapi::FeatureNamePath),
-    request_body(content = Tag, description = "The tag to add.", content_type = "application/json"),
-    responses(
-        (status = 201, description = "The tag added.", body = Tag),
-        super::openapi::BodyErrors
-    )
-)]
-async fn add_tag(
-    State(admin): State<ToggleAdmin>,
-    Authenticated(caller): Authenticated,
-    Params(feature): Params<String>,
-    JsonBody(tag): JsonBody<Tag>,
-) -> HttpResult<Json<Tag>> {
-    let project = admin.feature_project(&caller, &feature).await?;
-    admin
-        .add_feature_tag(&caller, &project, &feature, &tag)
-        .await?;
-    Ok(Json::created(tag))
-}
-
-#[utoipa::path(
-    delete,
-    path = "/api/admin/features/{featureName}/tags/{type}/{value}",
-    tag = "feature-config",
-    params(super::openapi::TagPath),
-    responses(
-        (status = 200, description = "Removed; no body."),
-        super::openapi::Errors
-    )
-)]
-async fn remove_tag(
-    State(admin): State<ToggleAdmin>,
-    Authenticated(caller): Authenticated,
-    Params((feature, tag_type, value)): Params<(String, String, String)>,
-) -> HttpResult<StatusCode> {
-    let project = admin.feature_project(&caller, &feature).await?;
-    let tag = Tag { value, tag_type };
-    admin
-        .remove_feature_tag(&caller, &project, &feature, &tag)
         .await?;
     Ok(StatusCode::OK)
 }
