@@ -81,6 +81,7 @@ pub(crate) fn constant_time_eq(a: &str, b: &str) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::model::{ClientKeyType, KeyAccess};
 
     #[test]
     fn secrets_are_long_random_and_hashed() {
