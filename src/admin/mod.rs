@@ -48,6 +48,7 @@ mod keys;
 mod projects;
 pub(crate) mod records;
 mod segments;
+mod stored_text;
 mod tags;
 mod users;
 mod variants;
@@ -297,6 +298,7 @@ impl ToggleAdmin {
         for (key, revision) in &authorised.basis {
             changes.expect_revision(key.clone(), *revision);
         }
+        stored_text::refuse_nul(&changes)?;
         Ok(self.store.commit(changes).await?)
     }
 
@@ -310,6 +312,7 @@ impl ToggleAdmin {
         for (key, revision) in &authorised.basis {
             changes.expect_revision(key.clone(), *revision);
         }
+        stored_text::refuse_nul(&changes)?;
         Ok(self.store.submit(changes).await?)
     }
 
