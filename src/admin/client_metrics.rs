@@ -189,6 +189,7 @@ impl ToggleAdmin {
                 .expect_revision(key_basis.0, key_basis.1)
                 .expect_revision(key.clone(), revision_of(record.as_ref()))
                 .put(key.clone(), encode(&key, &merged)?);
+            super::stored_text::refuse_nul(&changes)?;
             self.store.commit(changes).await?;
             Ok(())
         })
@@ -240,6 +241,10 @@ impl ToggleAdmin {
                     variants: stats
                         .variants
                         .iter()
+                        // A variant name no store could hold (PostgreSQL refuses a NUL) would
+                        // keep the whole buffer from being written: ignored, as names that
+                        // cannot be feature names are.
+                        .filter(|(name, _)| !name.contains('\0'))
                         .map(|(k, v)| (k.clone(), u64::from(*v)))
                         .collect(),
                 };

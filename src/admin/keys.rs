@@ -132,6 +132,7 @@ impl ToggleAdmin {
                     data: Some(key_event_data(&key, &stored.info)?),
                     pre_data: None,
                 });
+            super::stored_text::refuse_nul(&changes)?;
             self.store.commit(changes).await?;
             Ok(NewApiKey {
                 info: stored.info,

@@ -51,6 +51,7 @@ mod projects;
 mod reader;
 pub(crate) mod records;
 mod segments;
+mod stored_text;
 mod tags;
 mod users;
 mod variants;
@@ -315,6 +316,7 @@ impl ToggleAdmin {
         for (key, revision) in &authorised.basis {
             changes.expect_revision(key.clone(), *revision);
         }
+        stored_text::refuse_nul(&changes)?;
         Ok(self.store.commit(changes).await?)
     }
 
@@ -328,6 +330,7 @@ impl ToggleAdmin {
         for (key, revision) in &authorised.basis {
             changes.expect_revision(key.clone(), *revision);
         }
+        stored_text::refuse_nul(&changes)?;
         Ok(self.store.submit(changes).await?)
     }
 
