@@ -6,7 +6,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
-use async_trait::async_trait;
+use toggle_admin::async_trait;
 use chrono::Utc;
 use serde_json::json;
 use test_support::access::user_with_key;

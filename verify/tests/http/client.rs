@@ -408,7 +408,7 @@ async fn client_features_parse_with_unleash_types() {
             .into_iter()
             .collect();
         let r = get(&t, &key, FEATURES, &headers).await;
-        let parsed: unleash_types::client_features::ClientFeatures =
+        let parsed: toggle_admin::unleash_types::client_features::ClientFeatures =
             serde_json::from_slice(&r.body).unwrap();
         assert_eq!(parsed.version, 2);
         assert_eq!(parsed.features.len(), 3);
