@@ -127,17 +127,24 @@ mod access;
 mod applications;
 mod catalog;
 mod client;
+mod context;
+mod dependencies;
 mod error;
 mod events;
+mod export;
 mod extract;
-mod feature_config;
+mod feature_environments;
 mod import;
 mod keys;
 mod limits;
 mod openapi;
 mod operations;
 mod projects;
+mod segments;
 mod strict;
+mod tags;
+mod trace;
+mod users;
 mod variants;
 
 use std::any::Any;
@@ -256,7 +263,7 @@ impl RouterConfig {
         let router = router.layer(CatchPanicLayer::custom(panic_response));
         let router = limits::apply(router, &self.limits);
         operations::measure(router)
-            .layer(TraceLayer::new_for_http().make_span_with(keys::request_span))
+            .layer(TraceLayer::new_for_http().make_span_with(trace::request_span))
     }
 }
 
@@ -269,10 +276,16 @@ fn api() -> OpenApiRouter<ToggleAdmin> {
         keys::routes(),
         events::routes(),
         access::routes(),
+        users::routes(),
         applications::routes(),
         import::routes(),
+        export::routes(),
         catalog::routes(),
-        feature_config::routes(),
+        context::routes(),
+        segments::routes(),
+        feature_environments::routes(),
+        dependencies::routes(),
+        tags::routes(),
         client::routes(),
         #[cfg(feature = "openapi")]
         openapi::routes(),
