@@ -1,11 +1,14 @@
 //! The admin API as a runnable server.
 //!
 //! ```sh
-//! cargo run --release --features http --example server -- --data DIR --addr 127.0.0.1:4242
-//! cargo run --release --features http --example server -- --memory
-//! cargo run --release --features http,postgres --example server -- --postgres postgres://…
-//! cargo run --release --features http,mimalloc --example server -- --data DIR   # allocator: mimalloc
+//! cargo run --release --features http,ui --example server -- --data DIR --addr 127.0.0.1:4242
+//! cargo run --release --features http,ui --example server -- --memory
+//! cargo run --release --features http,ui,postgres --example server -- --postgres postgres://…
+//! cargo run --release --features http,ui,mimalloc --example server -- --data DIR   # allocator: mimalloc
 //! ```
+//!
+//! With feature `ui` (the commands above) the admin page is served at `/admin` (`--ui-path`,
+//! `off` to leave it out); without it, the admin API alone.
 //!
 //! Every flag can also be given by an environment variable (named as Unleash names it where
 //! Unleash has one); a flag on the command line wins. `--help` lists them all.
@@ -62,6 +65,9 @@ struct Options {
     storage: Storage,
     addr: String,
     config: RouterConfig,
+    /// The admin page's configuration; `None` when `--ui-path off`.
+    #[cfg(feature = "ui")]
+    ui: Option<toggle_admin::ui::UiConfig>,
 }
 
 /// A command-line flag, the environment variables that give it too (first set wins), its
@@ -159,6 +165,18 @@ const FLAGS: &[Flag] = &[
         help: "at shutdown, time left to requests in flight (default 30)",
     },
     Flag {
+        name: "--ui-path",
+        env: &["TOGGLE_ADMIN_UI_PATH"],
+        value: Some("PATH|off"),
+        help: "where the admin page is (feature `ui`; default /admin)",
+    },
+    Flag {
+        name: "--ui-secure-cookie",
+        env: &["TOGGLE_ADMIN_UI_SECURE_COOKIE"],
+        value: Some("auto|always|never"),
+        help: "the page's session cookie is Secure: over TLS (auto, default), always, never",
+    },
+    Flag {
         name: "--compression-min-size",
         env: &["TOGGLE_ADMIN_COMPRESSION_MIN_SIZE"],
         value: Some("BYTES|off"),
@@ -196,7 +214,7 @@ fn usage() -> String {
 
 /// What `parse_args` decided: run, or print the help.
 enum Parsed {
-    Run(Options),
+    Run(Box<Options>),
     Help,
 }
 
@@ -301,11 +319,35 @@ fn parse_args() -> Result<Parsed, String> {
                 .map(str::trim)
                 .filter(|o| !o.is_empty()),
         );
-    Ok(Parsed::Run(Options {
+    #[cfg(feature = "ui")]
+    let ui = {
+        use toggle_admin::ui::{SecureCookie, UiConfig};
+        let secure = match given.get("--ui-secure-cookie").map(String::as_str) {
+            None | Some("auto") => SecureCookie::Auto,
+            Some("always") => SecureCookie::Always,
+            Some("never") => SecureCookie::Never,
+            Some(v) => {
+                return Err(format!(
+                    "--ui-secure-cookie {v}: expected auto, always or never"
+                ));
+            }
+        };
+        match given.get("--ui-path").map(String::as_str) {
+            Some("off") => None,
+            path => Some(
+                UiConfig::new()
+                    .base_path(path.unwrap_or(toggle_admin::ui::DEFAULT_BASE_PATH))
+                    .secure_cookie(secure),
+            ),
+        }
+    };
+    Ok(Parsed::Run(Box::new(Options {
         storage,
         addr,
         config,
-    }))
+        #[cfg(feature = "ui")]
+        ui,
+    })))
 }
 
 fn is_true(value: &str) -> bool {
@@ -538,8 +580,20 @@ async fn run(options: Options) -> Result<(), String> {
             }
         })
     };
-    let served = options
-        .config
+    let config = options.config;
+    #[cfg(feature = "ui")]
+    let config = match options.ui {
+        Some(ui) => {
+            let _ = writeln!(
+                std::io::stdout().lock(),
+                "admin page at http://{local}{}",
+                ui.base()
+            );
+            config.merge(ui.router(admin.clone()))
+        }
+        None => config,
+    };
+    let served = config
         .prometheus(prometheus)
         .serve(admin.clone(), listener, shutdown)
         .await;
@@ -571,7 +625,7 @@ fn main() -> ExitCode {
         )
         .init();
     let options = match parse_args() {
-        Ok(Parsed::Run(options)) => options,
+        Ok(Parsed::Run(options)) => *options,
         Ok(Parsed::Help) => {
             print!("{}", usage());
             return ExitCode::SUCCESS;

@@ -133,11 +133,14 @@ mod access;
 mod applications;
 mod catalog;
 mod client;
+mod context;
+mod dependencies;
 mod edge;
 mod error;
 mod events;
+mod export;
 mod extract;
-mod feature_config;
+mod feature_environments;
 mod frontend;
 mod import;
 mod keys;
@@ -145,7 +148,11 @@ mod limits;
 mod openapi;
 mod operations;
 mod projects;
+mod segments;
 mod strict;
+mod tags;
+mod trace;
+mod users;
 mod variants;
 
 use std::any::Any;
@@ -188,6 +195,8 @@ pub struct RouterConfig {
     limits: limits::Limits,
     operations: operations::Operations,
     frontend_origins: Vec<String>,
+    /// The host's routes served beside the admin API (see [`RouterConfig::merge`]).
+    extra: Option<Router>,
 }
 
 impl Default for RouterConfig {
@@ -197,6 +206,7 @@ impl Default for RouterConfig {
             limits: limits::Limits::default(),
             operations: operations::Operations::default(),
             frontend_origins: vec!["*".to_owned()],
+            extra: None,
         }
     }
 }
@@ -224,6 +234,17 @@ impl RouterConfig {
         S: Into<String>,
     {
         self.frontend_origins = origins.into_iter().map(Into::into).collect();
+        self
+    }
+
+    /// Serve `routes` beside the admin API, under the same limits, timeouts, metrics and
+    /// tracing: for [`serve`](Self::serve), which builds its app itself (e.g. the admin page,
+    /// `toggle_admin::ui::router`). Their paths must not be under `/api/`.
+    pub fn merge(mut self, routes: Router) -> Self {
+        self.extra = Some(match self.extra.take() {
+            Some(extra) => extra.merge(routes),
+            None => routes,
+        });
         self
     }
 
@@ -259,11 +280,15 @@ impl RouterConfig {
         )));
         let router = routes
             .layer(DefaultBodyLimit::max(self.body_limit))
-            .with_state(admin)
-            .layer(CatchPanicLayer::custom(panic_response));
+            .with_state(admin);
+        let router = match self.extra {
+            Some(extra) => router.merge(extra.layer(DefaultBodyLimit::max(self.body_limit))),
+            None => router,
+        };
+        let router = router.layer(CatchPanicLayer::custom(panic_response));
         let router = limits::apply(router, &self.limits);
         operations::measure(router)
-            .layer(TraceLayer::new_for_http().make_span_with(keys::request_span))
+            .layer(TraceLayer::new_for_http().make_span_with(trace::request_span))
     }
 }
 
@@ -276,10 +301,16 @@ fn api(frontend_origins: &[String]) -> OpenApiRouter<ToggleAdmin> {
         keys::routes(),
         events::routes(),
         access::routes(),
+        users::routes(),
         applications::routes(),
         import::routes(),
+        export::routes(),
         catalog::routes(),
-        feature_config::routes(),
+        context::routes(),
+        segments::routes(),
+        feature_environments::routes(),
+        dependencies::routes(),
+        tags::routes(),
         client::routes(),
         frontend::routes(frontend_origins),
         edge::routes(),
