@@ -44,7 +44,8 @@ use tokio::sync::broadcast;
 use unleash_types::client_features::{ClientFeatures, ClientFeaturesDelta, DeltaEvent};
 
 use super::ToggleAdmin;
-use super::client::{ClientFeaturesQuery, Scope};
+use super::client_scope::Scope;
+use crate::model::ClientFeaturesQuery;
 use crate::auth::Caller;
 use crate::error::{Error, Result};
 use crate::store::Revision;

@@ -138,7 +138,11 @@ impl RouterConfig {
                 },
                 () = &mut shutdown => break,
             };
-            let service = TowerToHyperService::new(app.clone());
+            // The peer's address, for the frontend API's default `remoteAddress`.
+            let service = TowerToHyperService::new(tower_http::add_extension::AddExtension::new(
+                app.clone(),
+                axum::extract::ConnectInfo(peer),
+            ));
             let connection =
                 graceful.watch(builder.serve_connection(TokioIo::new(stream), service));
             connections.spawn(async move {
