@@ -1,11 +1,14 @@
 //! The admin API as a runnable server.
 //!
 //! ```sh
-//! cargo run --release --features http --example server -- --data DIR --addr 127.0.0.1:4242
-//! cargo run --release --features http --example server -- --memory
-//! cargo run --release --features http,postgres --example server -- --postgres postgres://…
-//! cargo run --release --features http,mimalloc --example server -- --data DIR   # allocator: mimalloc
+//! cargo run --release --features http,ui --example server -- --data DIR --addr 127.0.0.1:4242
+//! cargo run --release --features http,ui --example server -- --memory
+//! cargo run --release --features http,ui,postgres --example server -- --postgres postgres://…
+//! cargo run --release --features http,ui,mimalloc --example server -- --data DIR   # allocator: mimalloc
 //! ```
+//!
+//! With feature `ui` (the commands above) the admin page is served at `/admin` (`--ui-path`,
+//! `off` to leave it out); without it, the admin API alone.
 //!
 //! Every flag can also be given by an environment variable (named as Unleash names it where
 //! Unleash has one); a flag on the command line wins. `--help` lists them all.
@@ -24,6 +27,8 @@
 //!   `TOGGLE_ADMIN_BOOTSTRAP_KEY` is set (at least 32 characters, e.g. `openssl rand -hex
 //!   32`), that value becomes the first admin key instead. It then creates the environments
 //!   `development` and `production` and the project `default` with both, as Unleash ships.
+//! * The frontend API (`/api/frontend*`) answers CORS for `--frontend-origins` (comma-separated,
+//!   default `*`, env `UNLEASH_FRONTEND_API_ORIGINS` as in Unleash).
 //! * `GET /health`, `GET /ready` (the store commits) and Prometheus metrics at
 //!   `/internal-backstage/prometheus`, none needing a key.
 //! * Prints `listening on http://ADDR` once it accepts connections. Logs go to stderr
@@ -65,6 +70,10 @@ struct Options {
     storage: Storage,
     addr: String,
     config: RouterConfig,
+    push: toggle_admin::admin::PushConfig,
+    /// The admin page's configuration; `None` when `--ui-path off`.
+    #[cfg(feature = "ui")]
+    ui: Option<toggle_admin::ui::UiConfig>,
 }
 
 /// A command-line flag, the environment variables that give it too (first set wins), its
@@ -174,10 +183,46 @@ const FLAGS: &[Flag] = &[
         help: "at shutdown, time left to requests in flight (default 30)",
     },
     Flag {
+        name: "--ui-path",
+        env: &["TOGGLE_ADMIN_UI_PATH"],
+        value: Some("PATH|off"),
+        help: "where the admin page is (feature `ui`; default /admin)",
+    },
+    Flag {
+        name: "--ui-secure-cookie",
+        env: &["TOGGLE_ADMIN_UI_SECURE_COOKIE"],
+        value: Some("auto|always|never"),
+        help: "the page's session cookie is Secure: over TLS (auto, default), always, never",
+    },
+    Flag {
         name: "--compression-min-size",
         env: &["TOGGLE_ADMIN_COMPRESSION_MIN_SIZE"],
         value: Some("BYTES|off"),
         help: "gzip answers from this size when accepted (default 1024)",
+    },
+    Flag {
+        name: "--max-streams",
+        env: &["TOGGLE_ADMIN_MAX_STREAMS"],
+        value: Some("N"),
+        help: "SDK streams open at once at most; more get 429 (default 20000)",
+    },
+    Flag {
+        name: "--max-streams-per-key",
+        env: &["TOGGLE_ADMIN_MAX_STREAMS_PER_KEY"],
+        value: Some("N"),
+        help: "SDK streams one API key may hold open; more get 429 (default 1000)",
+    },
+    Flag {
+        name: "--delta-history",
+        env: &["TOGGLE_ADMIN_DELTA_HISTORY"],
+        value: Some("N"),
+        help: "delta events kept per scope (default 1000; older clients hydrate)",
+    },
+    Flag {
+        name: "--frontend-origins",
+        env: &["UNLEASH_FRONTEND_API_ORIGINS"],
+        value: Some("ORIGINS"),
+        help: "origins (comma-separated) browsers may call /api/frontend from (default *)",
     },
 ];
 
@@ -205,7 +250,7 @@ fn usage() -> String {
 
 /// What `parse_args` decided: run, or print the help.
 enum Parsed {
-    Run(Options),
+    Run(Box<Options>),
     Help,
 }
 
@@ -301,12 +346,54 @@ fn parse_args() -> Result<Parsed, String> {
         .header_read_timeout(seconds("--headers-timeout", DEFAULT_HEADER_READ_TIMEOUT)?)
         .body_read_timeout(seconds("--body-timeout", DEFAULT_BODY_READ_TIMEOUT)?)
         .shutdown_deadline(seconds("--shutdown-timeout", DEFAULT_SHUTDOWN_DEADLINE)?)
-        .compression_min_size(compression);
-    Ok(Parsed::Run(Options {
+        .compression_min_size(compression)
+        .frontend_origins(
+            given
+                .get("--frontend-origins")
+                .map_or("*", String::as_str)
+                .split(',')
+                .map(str::trim)
+                .filter(|o| !o.is_empty()),
+        );
+    let mut push = toggle_admin::admin::PushConfig::default();
+    let count = |name: &str, default: usize| -> Result<usize, String> {
+        number(name)?.map_or(Ok(default), |n| {
+            usize::try_from(n).map_err(|e| format!("{name}: {e}"))
+        })
+    };
+    push.max_streams = count("--max-streams", push.max_streams)?;
+    push.max_streams_per_key = count("--max-streams-per-key", push.max_streams_per_key)?;
+    push.history_events = count("--delta-history", push.history_events)?;
+    #[cfg(feature = "ui")]
+    let ui = {
+        use toggle_admin::ui::{SecureCookie, UiConfig};
+        let secure = match given.get("--ui-secure-cookie").map(String::as_str) {
+            None | Some("auto") => SecureCookie::Auto,
+            Some("always") => SecureCookie::Always,
+            Some("never") => SecureCookie::Never,
+            Some(v) => {
+                return Err(format!(
+                    "--ui-secure-cookie {v}: expected auto, always or never"
+                ));
+            }
+        };
+        match given.get("--ui-path").map(String::as_str) {
+            Some("off") => None,
+            path => Some(
+                UiConfig::new()
+                    .base_path(path.unwrap_or(toggle_admin::ui::DEFAULT_BASE_PATH))
+                    .secure_cookie(secure),
+            ),
+        }
+    };
+    Ok(Parsed::Run(Box::new(Options {
         storage,
         addr,
         config,
-    }))
+        push,
+        #[cfg(feature = "ui")]
+        ui,
+    })))
 }
 
 fn is_true(value: &str) -> bool {
@@ -530,6 +617,7 @@ async fn run(options: Options) -> Result<(), String> {
         .install_recorder()
         .map_err(|e| format!("installing the metrics recorder: {e}"))?;
     let (admin, close) = open(&options.storage).await?;
+    admin.set_push_config(options.push);
     let generated = bootstrap(&admin).await?;
     let listener = tokio::net::TcpListener::bind(&options.addr)
         .await
@@ -562,8 +650,20 @@ async fn run(options: Options) -> Result<(), String> {
             }
         })
     };
-    let served = options
-        .config
+    let config = options.config;
+    #[cfg(feature = "ui")]
+    let config = match options.ui {
+        Some(ui) => {
+            let _ = writeln!(
+                std::io::stdout().lock(),
+                "admin page at http://{local}{}",
+                ui.base()
+            );
+            config.merge(ui.router(admin.clone()))
+        }
+        None => config,
+    };
+    let served = config
         .prometheus(prometheus)
         .serve(admin.clone(), listener, shutdown)
         .await;
@@ -595,7 +695,7 @@ fn main() -> ExitCode {
         )
         .init();
     let options = match parse_args() {
-        Ok(Parsed::Run(options)) => options,
+        Ok(Parsed::Run(options)) => *options,
         Ok(Parsed::Help) => {
             print!("{}", usage());
             return ExitCode::SUCCESS;

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Load test of `GET /api/client/features` (issue 18, point 9) with wrk: 1,000 features (a
+# Load test of `GET /api/client/features` with wrk: 1,000 features (a
 # flexibleRollout strategy each, every third with constraints, every fifth with strategy
 # variants) in `development`, 16 connections, the 200 path (full answer) and the 304 path
 # (`If-None-Match` with the ETag of the previous answer). The `server` example runs on a

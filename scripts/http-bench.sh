@@ -132,7 +132,7 @@ PY
 
 # The floor a durable commit pays, median of 300 on the data directory's file system (the
 # same run as the figures it explains): a 1.3 KB append + fdatasync (what the FileStore did
-# before journal format 2, and the figure issue 15's acceptance names), and a 1.3 KB write
+# before journal format 2, and the floor a durable commit was first compared with), and a 1.3 KB write
 # over zeros written and synced beforehand + fdatasync (what it does now).
 fsync_floor() {
     python3 - "$work" <<'PY'

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# A real Unleash SDK against the real server (issue 18, point 7): starts the `server` example
+# A real Unleash SDK against the real server: starts the `server` example
 # in memory, then runs scripts/sdk_e2e.py with the Python UnleashClient (from PyPI, in a
 # virtualenv under target/). Exits non-zero if any expectation fails.
 set -euo pipefail

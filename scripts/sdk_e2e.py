@@ -1,4 +1,4 @@
-"""A real Unleash SDK (Python UnleashClient) against the server (issue 18, point 7).
+"""A real Unleash SDK (Python UnleashClient) against the server.
 
 Run by scripts/sdk-e2e.sh with BASE (http://host:port) and ADMIN_KEY set. Creates a client
 key and four features with the admin API (a gradual rollout, a constraint, a strategy

@@ -144,6 +144,13 @@ pub enum Error {
         /// The limit that was exceeded.
         message: String,
     },
+    /// Too many streams are open, over the server or over the key
+    /// ([`PushConfig`](crate::admin::PushConfig)); the client may poll instead or retry later.
+    #[error("{message}")]
+    TooManyRequests {
+        /// Which limit was reached.
+        message: String,
+    },
     /// The request body is not JSON (HTTP layer).
     #[error("{message}")]
     ContentType {
@@ -197,6 +204,7 @@ impl Error {
             Error::MethodNotAllowed { .. } => "MethodNotAllowedError",
             Error::PayloadTooLarge { .. } => "PayloadTooLarge",
             Error::ContentType { .. } => "ContentTypeError",
+            Error::TooManyRequests { .. } => "TooManyRequests",
             Error::Store(_) | Error::Internal { .. } => "InternalError",
             Error::ServiceUnavailable { .. } => "ServiceUnavailable",
             Error::StorageFull { .. } => "InsufficientStorage",
@@ -214,6 +222,7 @@ impl Error {
             Error::MethodNotAllowed { .. } => 405,
             Error::PayloadTooLarge { .. } => 413,
             Error::ContentType { .. } => 415,
+            Error::TooManyRequests { .. } => 429,
             Error::Store(_) | Error::Internal { .. } => 500,
             Error::ServiceUnavailable { .. } => 503,
             Error::StorageFull { .. } => 507,

@@ -9,8 +9,7 @@
 //! # #[tokio::main(flavor = "current_thread")]
 //! # async fn main() -> Result<(), Box<dyn std::error::Error>> {
 //! use toggle_admin::{MemoryStore, ToggleAdmin};
-//! use toggle_admin::model::{Environment, Project};
-//! use toggle_admin::admin::NewFeature;
+//! use toggle_admin::model::{Environment, NewFeature, Project};
 //!
 //! let admin = ToggleAdmin::new(MemoryStore::new());
 //! let key = admin.bootstrap_admin_key("ops").await?;          // the secret is shown once
@@ -51,8 +50,26 @@
 //! | `http` | `http::router`: the admin API as an axum `Router` that merges into your app (routes declared by their OpenAPI annotations, so it brings `utoipa`), and the `server` example |
 //! | `openapi` (implies `http`) | `http::openapi()`: the OpenAPI 3.1 document of the admin API, served at `GET /api/admin/openapi.json` |
 //! | `postgres` | `store::PostgresStore`: many application instances sharing one PostgreSQL database |
+//! | `ui` | `ui::router`: the admin page for people (sign-in, the four operations, projects, keys, events), server-rendered, mounted next to `http::router` with one line |
 //!
 //! No feature is on by default.
+//!
+//! ## Layout
+//!
+//! One resource `R` (projects, features, keys, users, tags, …) has one name on every floor:
+//!
+//! | what | where |
+//! |---|---|
+//! | its wire types (serde, Unleash's JSON names) | `model/R.rs`, all re-exported flat as [`model`] |
+//! | its operations on the facade ([`ToggleAdmin`]) | `admin/R.rs` |
+//! | its HTTP routes (feature `http`), one `routes()` each, merged in `http/mod.rs` | `http/R.rs` |
+//! | how it is stored: record keys, record shapes, codecs, the shared 404s, and the one step that reads a feature environment with its 404 order | `admin/records.rs` |
+//!
+//! The pure domain rules (variant patching, import planning, project access) live in
+//! [`variants`], [`import`] and [`access`]; authentication and secrets in [`auth`]; the
+//! storage contract and its stores in [`store`]. Imports point one way: `http` → `admin` →
+//! the domain and `auth` → `model` and `error`; `store` depends on none of them, and none
+//! depends on `http`.
 #![deny(missing_docs)]
 #![cfg_attr(docsrs, feature(doc_cfg))]
 #![cfg_attr(not(test), deny(clippy::unwrap_used, clippy::expect_used))]
@@ -68,19 +85,24 @@ pub mod import;
 pub mod model;
 mod names;
 pub mod store;
+#[cfg(feature = "ui")]
+#[cfg_attr(docsrs, doc(cfg(feature = "ui")))]
+pub mod ui;
 pub mod variants;
 
-pub use access::{Group, Role, RolePermission, RoleType, User};
 pub use admin::ToggleAdmin;
 /// The attribute that implementing [`Store`] needs: `#[toggle_admin::async_trait]` on your
 /// `impl Store for …` (no direct dependency on `async-trait` needed).
 pub use async_trait::async_trait;
-pub use auth::{Caller, ClientKeyType, Grant, KeyAccess, NewApiKey, Permission};
+pub use auth::{Caller, NewApiKey};
 pub use error::{Error, ErrorBody, ErrorDetail, Result};
-pub use import::{ImportReport, ImportValidation};
 /// The JSON Patch (RFC 6902) that [`ToggleAdmin::patch_variants`] takes; build one with
 /// [`variants::decode_patch`].
 pub use json_patch::Patch;
+pub use model::{
+    ClientKeyType, Grant, Group, ImportReport, ImportValidation, KeyAccess, Permission, Role,
+    RolePermission, RoleType, User,
+};
 pub use store::{FileStore, MemoryStore, Store};
 /// The client API's wire types (Unleash's `unleash-types`), re-exported.
 pub use unleash_types;

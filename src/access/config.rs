@@ -3,8 +3,8 @@
 use std::collections::{BTreeMap, BTreeSet};
 
 use super::{Role, RolePermission, RoleType};
-use crate::auth::Permission;
 use crate::error::{Error, ErrorDetail, Result};
+use crate::model::Permission;
 use crate::model::{ProjectAccessConfiguration, RoleAccess};
 
 /// What exists, as far as a configuration refers to it: the type of each known role, and

@@ -4,7 +4,7 @@
 use std::collections::BTreeSet;
 
 use super::{Group, Role};
-use crate::auth::Grant;
+use crate::model::Grant;
 use crate::model::ProjectAccessConfiguration;
 
 /// The ids of the roles `user` holds under `config`: those it is assigned directly, and

@@ -19,10 +19,10 @@ mod grants;
 #[cfg(test)]
 mod tests;
 
-use chrono::{DateTime, Utc};
-use serde::{Deserialize, Serialize};
+use crate::model::Permission;
 
-use crate::auth::Permission;
+/// Moved to [`crate::model`]; this path stays for one release and will then be removed.
+pub use crate::model::{Group, Role, RolePermission, RoleType, User};
 
 pub use config::{
     AccessChange, KnownIds, escalation_requirements, normalise, validate_configuration,
@@ -116,119 +116,6 @@ pub const MEMBER_PERMISSIONS: &[Permission] = &[
     Permission::DeleteFeatureStrategy,
     Permission::UpdateFeatureDependency,
 ];
-
-/// Where a role applies, by Unleash's role types.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "kebab-case")]
-#[cfg_attr(feature = "http", derive(utoipa::ToSchema))]
-pub enum RoleType {
-    /// A root role (Admin, Editor, Viewer): held by a user everywhere.
-    Root,
-    /// A built-in project role (Owner, Member): held in a project.
-    Project,
-    /// A custom project role: held in a project.
-    Custom,
-}
-
-impl RoleType {
-    /// True for roles that are held in a project (built-in project roles and custom ones).
-    pub fn is_project_role(self) -> bool {
-        matches!(self, RoleType::Project | RoleType::Custom)
-    }
-}
-
-/// One permission of a role, optionally limited to an environment (only environment
-/// permissions may be; see [`PermissionScope`]).
-#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-#[cfg_attr(feature = "http", derive(utoipa::ToSchema))]
-pub struct RolePermission {
-    /// The permission.
-    #[serde(rename = "name")]
-    #[cfg_attr(feature = "http", schema(value_type = String))]
-    pub permission: Permission,
-    /// The environment it is limited to; `None` for every environment.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub environment: Option<String>,
-}
-
-impl RolePermission {
-    /// `permission` in every environment.
-    pub fn everywhere(permission: Permission) -> Self {
-        Self {
-            permission,
-            environment: None,
-        }
-    }
-
-    /// `permission` in `environment` only.
-    pub fn in_environment(permission: Permission, environment: impl Into<String>) -> Self {
-        Self {
-            permission,
-            environment: Some(environment.into()),
-        }
-    }
-}
-
-/// A role: built-in (ids 1–5) or custom (ids after [`LAST_BUILTIN_ROLE`]).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-#[cfg_attr(feature = "http", derive(utoipa::ToSchema))]
-pub struct Role {
-    /// The role's id.
-    pub id: i64,
-    /// Its name, unique among roles.
-    pub name: String,
-    /// What it is for.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub description: Option<String>,
-    /// Where it applies.
-    #[serde(rename = "type")]
-    pub role_type: RoleType,
-    /// What holding it allows.
-    pub permissions: Vec<RolePermission>,
-}
-
-/// A user that keys can act as.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-#[cfg_attr(feature = "http", derive(utoipa::ToSchema))]
-pub struct User {
-    /// The user's id, assigned by the store: 1, 2, 3 …
-    pub id: i64,
-    /// The login name; a user has a username, an email, or both.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub username: Option<String>,
-    /// The email address.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub email: Option<String>,
-    /// The display name.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub name: Option<String>,
-    /// The id of the user's root role ([`ADMIN_ROLE`], [`EDITOR_ROLE`] or [`VIEWER_ROLE`]).
-    pub root_role: i64,
-    /// When the user was created.
-    pub created_at: DateTime<Utc>,
-}
-
-/// A group of users; a project role given to a group is held by each of its members.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-#[cfg_attr(feature = "http", derive(utoipa::ToSchema))]
-pub struct Group {
-    /// The group's id, assigned by the store: 1, 2, 3 …
-    pub id: i64,
-    /// Its name, unique among groups.
-    pub name: String,
-    /// What it is.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub description: Option<String>,
-    /// The ids of its members, ascending.
-    #[serde(default)]
-    pub users: Vec<i64>,
-    /// When the group was created.
-    pub created_at: DateTime<Utc>,
-}
 
 /// Where a permission can be granted.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]

@@ -3,7 +3,7 @@ use std::collections::BTreeSet;
 use chrono::Utc;
 
 use super::*;
-use crate::auth::Grant;
+use crate::model::Grant;
 use crate::model::{ProjectAccessConfiguration, RoleAccess};
 
 fn role(id: i64, groups: &[i64], users: &[i64]) -> RoleAccess {

@@ -3,14 +3,15 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use super::projects::project_not_found;
+use super::records::project_not_found;
 use super::records::{decode_opt, encode, project_key, revision_of};
 use super::users::{group_key, role_key, user_key};
 use super::{Check, ToggleAdmin, event};
-use crate::access::{self, AccessChange, Group, KnownIds, Role, RoleType, User};
+use crate::access::{self, AccessChange, KnownIds};
 use crate::auth::{Caller, Grant};
 use crate::error::{Error, Result};
 use crate::model::ProjectAccessConfiguration;
+use crate::model::{Group, Role, RoleType, User};
 use crate::store::{ChangeSet, Collection, Key, Revision};
 
 pub(crate) fn access_key(project: &str) -> Key {
@@ -107,7 +108,7 @@ impl ToggleAdmin {
     ) -> Result<()> {
         retrying!("set_project_access", async {
             let keys = [project_key(project), access_key(project)];
-            let [project_record, access_record] = self.read(&keys).await?;
+            let [project_record, access_record] = self.reader().read(&keys).await?;
             let old: ProjectAccessConfiguration =
                 decode_opt(&keys[1], access_record.as_ref())?.unwrap_or_default();
             let change = AccessChange::between(&old, config);
@@ -178,7 +179,7 @@ impl ToggleAdmin {
     ) -> Result<ProjectAccessConfiguration> {
         self.require(caller, &[]).await?;
         let keys = [project_key(project), access_key(project)];
-        let [project_record, access_record] = self.read(&keys).await?;
+        let [project_record, access_record] = self.reader().read(&keys).await?;
         if project_record.is_none() {
             return Err(project_not_found(project));
         }

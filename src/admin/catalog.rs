@@ -1,22 +1,15 @@
-//! The catalogue features draw on: strategy definitions and tag types (create, read, list),
-//! and the shared readers that merge Unleash's built-ins into what the store holds.
-
-use std::collections::BTreeMap;
-
-use serde::de::DeserializeOwned;
+//! The catalogue features draw on: strategy definitions and tag types (create, read, list).
 
 use super::records::{
-    ContextFieldRecord, TagTypeRecord, decode, encode, strategy_definition_key, tag_type_key,
+    ContextFieldRecord, TagTypeRecord, encode, strategy_definition_key, tag_type_key,
 };
 use super::{Authorised, Check, ToggleAdmin, create_record};
 use crate::auth::{Caller, Permission};
 use crate::error::{Error, Result};
-use crate::import::{
-    builtin_context_fields, builtin_strategy_definitions, builtin_tag_types, is_builtin_strategy,
-};
-use crate::model::{ContextField, Segment, StrategyDefinition, TagType};
+use crate::import::is_builtin_strategy;
+use crate::model::{ContextField, StrategyDefinition, TagType};
 use crate::names::{MAX_NAME, display_name_problem, name_problem};
-use crate::store::{ChangeSet, Collection, Json, Key, Revision};
+use crate::store::{ChangeSet, Json, Key};
 
 impl ToggleAdmin {
     /// Create a custom strategy definition. Needs `CREATE_STRATEGY`. The name must be 1–100
@@ -108,6 +101,7 @@ impl ToggleAdmin {
     pub async fn strategy_definitions(&self, caller: &Caller) -> Result<Vec<StrategyDefinition>> {
         self.require(caller, &[]).await?;
         Ok(self
+            .reader()
             .strategy_definition_map()
             .await?
             .1
@@ -122,7 +116,7 @@ impl ToggleAdmin {
         name: &str,
     ) -> Result<StrategyDefinition> {
         self.require(caller, &[]).await?;
-        let (_, mut all) = self.strategy_definition_map().await?;
+        let (_, mut all) = self.reader().strategy_definition_map().await?;
         all.remove(name).ok_or_else(|| {
             Error::not_found(format!("There's no strategy definition named \"{name}\"."))
         })
@@ -173,79 +167,21 @@ impl ToggleAdmin {
     /// Every tag type, `simple` included, by name.
     pub async fn tag_types(&self, caller: &Caller) -> Result<Vec<TagType>> {
         self.require(caller, &[]).await?;
-        Ok(self.tag_type_map().await?.1.into_values().collect())
+        Ok(self
+            .reader()
+            .tag_type_map()
+            .await?
+            .1
+            .into_values()
+            .collect())
     }
 
     /// The tag type `name`.
     pub async fn tag_type(&self, caller: &Caller, name: &str) -> Result<TagType> {
         self.require(caller, &[]).await?;
-        let (_, mut all) = self.tag_type_map().await?;
+        let (_, mut all) = self.reader().tag_type_map().await?;
         all.remove(name)
             .ok_or_else(|| Error::not_found(format!("There's no tag type named \"{name}\".")))
-    }
-
-    /// The records of `collection`, decoded, with the collection's revision.
-    pub(crate) async fn list_decoded<T: DeserializeOwned>(
-        &self,
-        collection: Collection,
-    ) -> Result<(Revision, Vec<T>)> {
-        let listing = self.store.list(collection, "").await?;
-        let values = listing
-            .records
-            .iter()
-            .map(|(id, record)| decode(&Key::new(collection, id.clone()), &record.value))
-            .collect::<Result<Vec<T>>>()?;
-        Ok((listing.revision, values))
-    }
-
-    /// Every strategy definition by name, built-ins included.
-    pub(crate) async fn strategy_definition_map(
-        &self,
-    ) -> Result<(Revision, BTreeMap<String, StrategyDefinition>)> {
-        let (revision, stored) = self
-            .list_decoded::<StrategyDefinition>(Collection::StrategyDefinitions)
-            .await?;
-        let all = builtin_strategy_definitions()
-            .into_iter()
-            .chain(stored)
-            .map(|d| (d.name.clone(), d))
-            .collect();
-        Ok((revision, all))
-    }
-
-    /// Every context field by name, built-ins included.
-    pub(crate) async fn context_field_map(
-        &self,
-    ) -> Result<(Revision, BTreeMap<String, ContextField>)> {
-        let (revision, stored) = self
-            .list_decoded::<ContextFieldRecord>(Collection::ContextFields)
-            .await?;
-        let all = builtin_context_fields()
-            .into_iter()
-            .chain(stored.iter().map(context_field_view))
-            .map(|f| (f.name.clone(), f))
-            .collect();
-        Ok((revision, all))
-    }
-
-    /// Every tag type by name, `simple` included.
-    pub(crate) async fn tag_type_map(&self) -> Result<(Revision, BTreeMap<String, TagType>)> {
-        let (revision, stored) = self
-            .list_decoded::<TagTypeRecord>(Collection::TagTypes)
-            .await?;
-        let all = builtin_tag_types()
-            .into_iter()
-            .chain(stored.iter().map(tag_type_view))
-            .map(|t| (t.name.clone(), t))
-            .collect();
-        Ok((revision, all))
-    }
-
-    /// Every segment, by id.
-    pub(crate) async fn segment_list(&self) -> Result<(Revision, Vec<Segment>)> {
-        let (revision, mut segments) = self.list_decoded::<Segment>(Collection::Segments).await?;
-        segments.sort_by_key(|s| s.id);
-        Ok((revision, segments))
     }
 }
 

@@ -8,7 +8,6 @@
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::sync::{Arc, Mutex};
 
-use chrono::Utc;
 use sha2::{Digest, Sha256};
 use unleash_types::client_features::{
     ClientFeature, ClientFeatures, Constraint as WireConstraint, FeatureDependency, Query,
@@ -16,73 +15,58 @@ use unleash_types::client_features::{
     Variant as WireVariant,
 };
 
+use super::ToggleAdmin;
+use super::client_scope::Scope;
+use super::reader::Reader;
 use super::records::{
     FeatureDependenciesRecord, FeatureEnvironmentRecord, FeatureRecord, FeatureTagsRecord,
     decode_opt, feature_dependencies_key, feature_environment_key, feature_tags_key,
 };
-use super::{ToggleAdmin, keys};
-use crate::auth::{Caller, KeyAccess};
+use crate::auth::Caller;
 use crate::error::{Error, Result};
+use crate::model::{ClientFeaturesDocument, ClientFeaturesQuery};
 use crate::model::{Project, Segment};
-use crate::store::{Collection, Key, Revision};
-
-/// The environment a key that is not a client key reads the client API in, as in Unleash.
-pub const DEFAULT_CLIENT_ENVIRONMENT: &str = "default";
+use crate::store::{Collection, Revision};
 
 /// How many documents the cache keeps; past that it starts afresh.
 const CACHE_ENTRIES: usize = 1024;
-
-/// The filters of `GET /api/client/features`, as Unleash takes them.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Hash)]
-pub struct ClientFeaturesQuery {
-    /// Only features of these projects (within the key's); empty for all the key sees.
-    pub projects: Vec<String>,
-    /// Only features whose name starts with this.
-    pub name_prefix: Option<String>,
-    /// Only features carrying one of these tags, each `(type, value)`.
-    pub tags: Vec<(String, String)>,
-    /// Whether the SDK handles segments (it sent `Unleash-Client-Spec` ≥ 4.2.0): then the
-    /// document lists the segments and strategies refer to them by id; otherwise each
-    /// strategy carries its segments' constraints inline.
-    pub segments: bool,
-}
-
-/// A client features document with its ETag and its JSON text, shared with the cache.
-#[derive(Debug, Clone)]
-pub struct ClientFeaturesDocument {
-    /// The ETag, quoted (`"…"`): a digest of the document.
-    pub etag: Arc<str>,
-    /// The document as JSON.
-    pub json: Arc<str>,
-    /// The document.
-    pub features: Arc<ClientFeatures>,
-}
-
-/// What a key sees of the client API.
-#[derive(Debug, Clone, PartialEq, Eq, Hash)]
-struct Scope {
-    /// `None` for every project.
-    projects: Option<Vec<String>>,
-    environment: String,
-}
 
 /// The client API's shared state: the document cache.
 #[derive(Debug, Default)]
 pub(crate) struct ClientState {
     pub(super) metrics: super::client_metrics::MetricsState,
+    /// The delta API's histories and the streams (see `delta.rs`, `streaming.rs`).
+    pub(super) push: super::delta::PushState,
     cache: Mutex<HashMap<(Scope, ClientFeaturesQuery), (Revision, ClientFeaturesDocument)>>,
+    /// The frontend API's evaluation engines, built from the documents above.
+    #[cfg(feature = "frontend")]
+    pub(super) frontend: super::frontend::FrontendEngines,
 }
 
 impl ToggleAdmin {
     /// The client features document `caller` sees: the features of its projects (a client
     /// key's; every project for other keys), in its environment (a client key's;
-    /// [`DEFAULT_CLIENT_ENVIRONMENT`] for other keys), filtered by `query`. Archived
+    /// [`DEFAULT_CLIENT_ENVIRONMENT`](super::DEFAULT_CLIENT_ENVIRONMENT) for other keys), filtered by `query`. Archived
     /// features are left out, and so are disabled strategies. A revoked or expired key →
     /// [`Error::AuthenticationRequired`].
     ///
     /// The document is read from one consistent view of the store and cached per store
-    /// revision and scope: calls between two commits share one document.
+    /// revision and scope: calls between two commits share one document. A frontend key →
+    /// [`Error::NoAccess`] (it reads the frontend API only).
     pub async fn client_features(
+        &self,
+        caller: &Caller,
+        query: &ClientFeaturesQuery,
+    ) -> Result<ClientFeaturesDocument> {
+        if caller.info.access.is_frontend() {
+            return Err(super::wrong_key_type());
+        }
+        self.client_document(caller, query).await
+    }
+
+    /// [`client_features`](Self::client_features) for any key, a frontend key included (the
+    /// frontend API evaluates this document).
+    pub(super) async fn client_document(
         &self,
         caller: &Caller,
         query: &ClientFeaturesQuery,
@@ -93,9 +77,11 @@ impl ToggleAdmin {
         if let Some(document) = self.cached(&cache_key, latest) {
             return Ok(document);
         }
-        let view = self.at_view().await?;
-        let revision = view.store.revision().await?;
-        let features = view.read_client_features(&cache_key.0, query).await?;
+        let view = self.store.view().await?;
+        let revision = view.revision();
+        let features = self
+            .read_client_features(Reader::View(view.as_ref()), &cache_key.0, query)
+            .await?;
         let json = serde_json::to_string(&features).map_err(|e| {
             Error::internal("could not encode the client features", Some(Box::new(e)))
         })?;
@@ -132,54 +118,14 @@ impl ToggleAdmin {
         }
     }
 
-    /// The projects and environment `caller` reads the client API in; the key is read
-    /// afresh, so a revoked or expired key is refused at once.
-    async fn client_scope(&self, caller: &Caller) -> Result<Scope> {
-        Ok(self.client_scope_and_basis(caller).await?.0)
-    }
-
-    /// [`client_scope`](Self::client_scope) and the key's record with its revision read.
-    async fn client_scope_and_basis(&self, caller: &Caller) -> Result<(Scope, (Key, Revision))> {
-        let key = Key::new(Collection::ApiKeys, caller.secret_hash.clone());
-        let Some(record) = self.store.get(&key).await? else {
-            return Err(Error::AuthenticationRequired {
-                message: "The API key is unknown or was revoked.".to_owned(),
-            });
-        };
-        let decoded: crate::auth::ApiKeyInfo;
-        let info = if record.revision == caller.revision {
-            &caller.info
-        } else {
-            decoded = super::records::decode(&key, &record.value)?;
-            &decoded
-        };
-        if info.is_expired_at(Utc::now()) {
-            return Err(keys::expired());
-        }
-        let scope = match &info.access {
-            KeyAccess::Client {
-                projects,
-                environment,
-                ..
-            } => Scope {
-                projects: (!projects.iter().any(|p| p == "*")).then(|| projects.clone()),
-                environment: environment.clone(),
-            },
-            _ => Scope {
-                projects: None,
-                environment: DEFAULT_CLIENT_ENVIRONMENT.to_owned(),
-            },
-        };
-        Ok((scope, (key, record.revision)))
-    }
-
-    async fn read_client_features(
+    pub(super) async fn read_client_features(
         &self,
+        reader: Reader<'_>,
         scope: &Scope,
         query: &ClientFeaturesQuery,
     ) -> Result<ClientFeatures> {
         let environment = scope.environment.as_str();
-        let (_, all) = self
+        let (_, all) = reader
             .list_decoded::<FeatureRecord>(Collection::Features)
             .await?;
         let visible = |project: &str| {
@@ -199,7 +145,7 @@ impl ToggleAdmin {
                     .is_none_or(|prefix| f.name.starts_with(prefix))
             })
             .collect();
-        let (_, projects) = self.list_decoded::<Project>(Collection::Projects).await?;
+        let (_, projects) = reader.list_decoded::<Project>(Collection::Projects).await?;
         let with_environment: BTreeSet<&str> = projects
             .iter()
             .filter(|p| p.environments.iter().any(|e| e == environment))
@@ -211,15 +157,8 @@ impl ToggleAdmin {
             keys.push(feature_tags_key(&f.name));
             keys.push(feature_dependencies_key(&f.name));
         }
-        let records = self.store.get_many(&keys).await?;
-        if records.len() != keys.len() {
-            return Err(Error::Store(crate::store::StoreError::Backend {
-                message: "the store's get_many answered with the wrong number of records"
-                    .to_owned(),
-                source: None,
-            }));
-        }
-        let (_, segments) = self.segment_list().await?;
+        let records = reader.get_all(&keys).await?;
+        let (_, segments) = reader.segment_list().await?;
         let segments: BTreeMap<i64, &Segment> = segments.iter().map(|s| (s.id, s)).collect();
         let mut used_segments = BTreeSet::new();
         let mut features = Vec::with_capacity(selected.len());
@@ -344,16 +283,6 @@ impl ToggleAdmin {
             meta: None,
         })
     }
-}
-
-/// The environment `caller` reports in, and its key's record with the revision read (a
-/// precondition of the writes it makes).
-pub(super) async fn client_key_basis(
-    admin: &ToggleAdmin,
-    caller: &Caller,
-) -> Result<(String, (Key, Revision))> {
-    let (scope, basis) = admin.client_scope_and_basis(caller).await?;
-    Ok((scope.environment, basis))
 }
 
 /// Our model's value as the wire type that has the same JSON shape.

@@ -22,12 +22,14 @@ use chrono::{DateTime, DurationRound, TimeDelta, Utc};
 use serde::{Deserialize, Serialize};
 use unleash_types::client_metrics::{ClientApplication, ClientMetrics};
 
+use super::ToggleAdmin;
 use super::applications::{application_key, merge, stored_form};
+use super::client_scope::client_key_basis;
 use super::records::{SEP, decode_opt, encode, revision_of};
-use super::{ToggleAdmin, client::client_key_basis};
 use crate::auth::Caller;
 use crate::error::{Error, Result};
 use crate::model::{Application, ApplicationInstance};
+use crate::model::{FeatureEnvironmentMetrics, FeatureUsage};
 use crate::store::{ChangeSet, Collection, Key};
 
 /// How long buffered metrics may wait for a write, by default.
@@ -37,46 +39,6 @@ const RETENTION_HOURS: i64 = 48;
 /// At most this many (feature, application, environment, hour) counts wait in the buffer;
 /// reports past it are dropped (and logged) until a write succeeds.
 const MAX_BUFFERED: usize = 100_000;
-
-/// One feature's evaluations by one application in one environment during one hour, in
-/// Unleash's `featureEnvironmentMetricsSchema`.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[cfg_attr(feature = "http", derive(utoipa::ToSchema))]
-#[serde(rename_all = "camelCase")]
-pub struct FeatureEnvironmentMetrics {
-    /// The feature.
-    pub feature_name: String,
-    /// The application that evaluated it.
-    pub app_name: String,
-    /// The environment of the key the application reported with.
-    pub environment: String,
-    /// The start of the hour.
-    pub timestamp: DateTime<Utc>,
-    /// Evaluations to enabled.
-    pub yes: u64,
-    /// Evaluations to disabled.
-    pub no: u64,
-    /// How often each variant was chosen.
-    pub variants: BTreeMap<String, u64>,
-}
-
-/// Unleash's `featureUsageSchema`: a feature's last hour of usage and the applications that
-/// reported it.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[cfg_attr(feature = "http", derive(utoipa::ToSchema))]
-#[serde(rename_all = "camelCase")]
-pub struct FeatureUsage {
-    /// Always 1.
-    pub version: u32,
-    /// Always `stable`.
-    pub maturity: String,
-    /// The feature.
-    pub feature_name: String,
-    /// The counts of the last hour, per application and environment.
-    pub last_hour_usage: Vec<FeatureEnvironmentMetrics>,
-    /// Every application that reported the feature in the last 48 hours, by name.
-    pub seen_applications: Vec<String>,
-}
 
 /// `(feature, application, environment, hour)`.
 type Bucket = (String, String, String, DateTime<Utc>);
@@ -227,6 +189,7 @@ impl ToggleAdmin {
                 .expect_revision(key_basis.0, key_basis.1)
                 .expect_revision(key.clone(), revision_of(record.as_ref()))
                 .put(key.clone(), encode(&key, &merged)?);
+            super::stored_text::refuse_nul(&changes)?;
             self.store.commit(changes).await?;
             Ok(())
         })
@@ -278,6 +241,10 @@ impl ToggleAdmin {
                     variants: stats
                         .variants
                         .iter()
+                        // A variant name no store could hold (PostgreSQL refuses a NUL) would
+                        // keep the whole buffer from being written: ignored, as names that
+                        // cannot be feature names are.
+                        .filter(|(name, _)| !name.contains('\0'))
                         .map(|(k, v)| (k.clone(), u64::from(*v)))
                         .collect(),
                 };

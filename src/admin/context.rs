@@ -97,13 +97,19 @@ impl ToggleAdmin {
     /// Every context field, built-ins included, by name. Any valid key may read them.
     pub async fn context_fields(&self, caller: &Caller) -> Result<Vec<ContextField>> {
         self.require(caller, &[]).await?;
-        Ok(self.context_field_map().await?.1.into_values().collect())
+        Ok(self
+            .reader()
+            .context_field_map()
+            .await?
+            .1
+            .into_values()
+            .collect())
     }
 
     /// The context field `name` (built-in or custom).
     pub async fn context_field(&self, caller: &Caller, name: &str) -> Result<ContextField> {
         self.require(caller, &[]).await?;
-        let (_, mut all) = self.context_field_map().await?;
+        let (_, mut all) = self.reader().context_field_map().await?;
         all.remove(name)
             .ok_or_else(|| Error::not_found(format!("There's no context field named \"{name}\".")))
     }

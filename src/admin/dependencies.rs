@@ -50,7 +50,7 @@ impl ToggleAdmin {
         let dependency = normalise_dependency(dependency);
         retrying!("add_feature_dependency", async {
             let authorised = self.authorise_attempt(&mut first, caller, &checks).await?;
-            let [p] = self.read(&[project_key(project)]).await?;
+            let [p] = self.reader().read(&[project_key(project)]).await?;
             let features = self.store.list(Collection::Features, "").await?;
             let mut projects = BTreeMap::new();
             for (id, record) in &features.records {
@@ -127,7 +127,7 @@ impl ToggleAdmin {
                 feature_key(feature),
                 feature_dependencies_key(feature),
             ];
-            let records = self.read(&keys).await?;
+            let records = self.reader().read(&keys).await?;
             check_feature(
                 project,
                 feature,

@@ -1,23 +1,22 @@
 //! A feature in one environment: its strategies (add, update, remove, list) and whether it
 //! is enabled.
 
+use super::records::feature_environment_key;
 use crate::store::Json;
 use std::collections::BTreeMap;
 
 use serde_json::{Map, Value};
 
-use super::projects::{environment_not_found, feature_not_found, project_not_found};
+use super::reader::Reader;
 use super::records::{
-    FeatureEnvironmentRecord, FeatureRecord, decode_opt, encode, environment_key,
-    feature_environment_key, feature_key, project_key, revision_of,
+    FeatureEnvironmentRecord, decode_opt, encode, feature_environment_found,
+    feature_environment_keys, revision_of,
 };
 use super::{Check, ToggleAdmin, event};
 use crate::auth::{Caller, Permission};
 use crate::error::{Error, Result};
 use crate::import::{Issues, StrategyContext, default_strategy, normalise_strategy};
-use crate::model::{
-    ContextField, FeatureStrategy, Project, Segment, StrategyDefinition, StrategySortOrder,
-};
+use crate::model::{ContextField, FeatureStrategy, Segment, StrategyDefinition, StrategySortOrder};
 use crate::store::{ChangeSet, Collection};
 
 /// The most strategies a feature may have in one environment (Unleash's default limit).
@@ -39,12 +38,11 @@ impl ToggleAdmin {
     ) -> Result<Vec<FeatureStrategy>> {
         self.require(caller, &[]).await?;
         let key = feature_environment_key(feature, environment);
-        let reader = self.at_view().await?;
-        reader
-            .check_feature_environment(project, feature, environment)
+        let view = self.store.view().await?;
+        self.check_feature_environment(Reader::View(view.as_ref()), project, feature, environment)
             .await?;
         let record: FeatureEnvironmentRecord =
-            decode_opt(&key, reader.store.get(&key).await?.as_ref())?.unwrap_or_default();
+            decode_opt(&key, view.get(&key).await?.as_ref())?.unwrap_or_default();
         Ok(record.strategies)
     }
 
@@ -321,29 +319,14 @@ impl ToggleAdmin {
     /// 404 unless `feature` is in `project` and `environment` is one of the project's.
     async fn check_feature_environment(
         &self,
+        reader: Reader<'_>,
         project: &str,
         feature: &str,
         environment: &str,
     ) -> Result<()> {
-        let keys = [
-            project_key(project),
-            feature_key(feature),
-            environment_key(environment),
-        ];
-        let [p, f, e] = self.read(&keys).await?;
-        let p: Project =
-            decode_opt(&keys[0], p.as_ref())?.ok_or_else(|| project_not_found(project))?;
-        if decode_opt::<FeatureRecord>(&keys[1], f.as_ref())?.is_none_or(|f| f.project != project) {
-            return Err(feature_not_found(feature, project));
-        }
-        if e.is_none() {
-            return Err(environment_not_found(environment));
-        }
-        if !p.environments.iter().any(|e| e == environment) {
-            return Err(Error::not_found(format!(
-                "The environment \"{environment}\" is not enabled for project \"{project}\"."
-            )));
-        }
+        let keys = feature_environment_keys(project, feature, environment);
+        let records = reader.read(&keys).await?;
+        feature_environment_found(project, feature, environment, &keys, &records)?;
         Ok(())
     }
 
@@ -362,15 +345,10 @@ impl ToggleAdmin {
         let mut first = Some(self.require(caller, checks).await?);
         retrying!("change_feature_environment", async {
             let authorised = self.authorise_attempt(&mut first, caller, checks).await?;
-            let keys = [
-                project_key(project),
-                feature_key(feature),
-                environment_key(environment),
-                feature_environment_key(feature, environment),
-            ];
-            let (definitions_rev, definitions) = self.strategy_definition_map().await?;
-            let (fields_rev, fields) = self.context_field_map().await?;
-            let (segments_rev, segments) = self.segment_list().await?;
+            let keys = feature_environment_keys(project, feature, environment);
+            let (definitions_rev, definitions) = self.reader().strategy_definition_map().await?;
+            let (fields_rev, fields) = self.reader().context_field_map().await?;
+            let (segments_rev, segments) = self.reader().segment_list().await?;
             let catalogue = Catalogue {
                 definitions,
                 fields,
@@ -381,11 +359,10 @@ impl ToggleAdmin {
                 (Collection::ContextFields, fields_rev),
                 (Collection::Segments, segments_rev),
             ];
-            let records = self.read(&keys).await?;
-            self.check_feature_environment(project, feature, environment)
-                .await?;
-            let record: Option<FeatureRecord> = decode_opt(&keys[1], records[1].as_ref())?;
-            if record.is_some_and(|f| f.archived) {
+            let records = self.reader().read(&keys).await?;
+            let archived =
+                feature_environment_found(project, feature, environment, &keys, &records)?;
+            if archived {
                 return Err(Error::invalid_at(
                     "featureName",
                     format!(

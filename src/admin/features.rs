@@ -2,31 +2,20 @@
 //! strategies and variants, parents, children, creator and collaborators) and a project's
 //! archive.
 
-use serde::Serialize;
-
 use super::ToggleAdmin;
-use super::projects::{feature_not_found, project_not_found};
+use super::reader::Reader;
 use super::records::{
     FeatureDependenciesRecord, FeatureEnvironmentRecord, FeatureRecord, SEP, decode, decode_opt,
     feature_key, project_key,
 };
+use super::records::{feature_not_found, project_not_found};
 use crate::auth::Caller;
 use crate::error::Result;
+use crate::model::ArchivedFeatures;
 use crate::model::{
     Environment, Feature, FeatureEnvironment, FeatureStrategy, ParentDependency, Project,
 };
 use crate::store::Collection;
-
-/// A project's archived features, as Unleash lists them
-/// (`GET /api/admin/archive/features/{projectId}`).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-#[cfg_attr(feature = "http", derive(utoipa::ToSchema))]
-pub struct ArchivedFeatures {
-    /// The schema version, always 2.
-    pub version: u32,
-    /// The archived features, by name.
-    pub features: Vec<Feature>,
-}
 
 impl ToggleAdmin {
     /// The feature `name` of `project` in Unleash's `featureSchema`: its environments (in
@@ -39,12 +28,19 @@ impl ToggleAdmin {
     /// Everything is read from one consistent view of the store (one revision).
     pub async fn feature(&self, caller: &Caller, project: &str, name: &str) -> Result<Feature> {
         self.require(caller, &[]).await?;
-        self.at_view().await?.feature_in_view(project, name).await
+        let view = self.store.view().await?;
+        self.feature_in_view(Reader::View(view.as_ref()), project, name)
+            .await
     }
 
-    async fn feature_in_view(&self, project: &str, name: &str) -> Result<Feature> {
+    async fn feature_in_view(
+        &self,
+        reader: Reader<'_>,
+        project: &str,
+        name: &str,
+    ) -> Result<Feature> {
         let (pkey, fkey) = (project_key(project), feature_key(name));
-        let [project_record, feature_record] = self.read(&[pkey.clone(), fkey.clone()]).await?;
+        let [project_record, feature_record] = reader.read(&[pkey.clone(), fkey.clone()]).await?;
         let current: Project = decode_opt(&pkey, project_record.as_ref())?
             .ok_or_else(|| project_not_found(project))?;
         let record: FeatureRecord = decode_opt(&fkey, feature_record.as_ref())?
@@ -54,8 +50,7 @@ impl ToggleAdmin {
             // As in Unleash: an archived feature is read from the archive, not here.
             return Err(feature_not_found(name, project));
         }
-        let listing = self
-            .store
+        let listing = reader
             .list(Collection::FeatureEnvironments, &format!("{name}{SEP}"))
             .await?;
         let mut environments = Vec::new();
@@ -67,12 +62,12 @@ impl ToggleAdmin {
             )?;
             environments.push((env.to_owned(), fe));
         }
-        let (_, catalog) = self
+        let (_, catalog) = reader
             .list_decoded::<Environment>(Collection::Environments)
             .await?;
         let mut parents = Vec::new();
         let mut children: Vec<String> = Vec::new();
-        let listing = self.store.list(Collection::FeatureDependencies, "").await?;
+        let listing = reader.list(Collection::FeatureDependencies, "").await?;
         for (id, stored) in &listing.records {
             let key = crate::store::Key::new(Collection::FeatureDependencies, id.clone());
             let record: FeatureDependenciesRecord = decode(&key, &stored.value)?;
@@ -100,6 +95,7 @@ impl ToggleAdmin {
     ) -> Result<ArchivedFeatures> {
         self.require(caller, &[]).await?;
         let (_, features) = self
+            .reader()
             .list_decoded::<FeatureRecord>(Collection::Features)
             .await?;
         let mut archived: Vec<Feature> = features

@@ -1,4 +1,4 @@
-//! Import toggles (the second operation of the specification), its dry run, and export.
+//! Import toggles (the second operation of the specification) and its dry run.
 
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -6,6 +6,8 @@ use chrono::Utc;
 use serde_json::Value;
 
 use super::catalog::tag_type_record;
+use super::export::{meta_of, state_of};
+use super::reader::Reader;
 use super::records::{
     ContextFieldRecord, FeatureDependenciesRecord, FeatureEnvironmentRecord, FeatureRecord,
     FeatureTagsRecord, context_field_key, decode, decode_opt, encode, environment_key,
@@ -16,11 +18,10 @@ use super::{Check, ToggleAdmin, event};
 use crate::auth::Caller;
 use crate::error::{Error, Result};
 use crate::import::{
-    ExistingFeature, ExportSource, ExportedFeature, FeatureEnvironmentState, FeatureMeta,
-    ImportPlan, ImportReport, ImportValidation, Outcome, Snapshot, ValidationItem, build_export,
+    ExistingFeature, ImportPlan, ImportReport, ImportValidation, Outcome, Snapshot, ValidationItem,
     items_of, permission_display_name, plan, unleash_findings,
 };
-use crate::model::{ExportData, ExportQuery, ExportSelection, FeatureUser, ImportBody, Project};
+use crate::model::{FeatureUser, ImportBody};
 use crate::store::{ChangeSet, Collection, Key, Revision};
 
 /// What an import read: the snapshot for the domain, and the revisions to commit against.
@@ -93,7 +94,7 @@ impl ToggleAdmin {
         self.require(caller, &[]).await?;
         let user = self.acting_user(caller).await?;
         retrying!("import_toggles", async {
-            let read = self.read_for_import(body).await?;
+            let read = self.read_for_import(self.reader(), body).await?;
             let outcome = plan(body, &read.snapshot, &mut || {
                 uuid::Uuid::new_v4().to_string()
             });
@@ -143,7 +144,10 @@ impl ToggleAdmin {
                 ));
             }
         }
-        let read = self.at_view().await?.read_for_import(body).await?;
+        let view = self.store.view().await?;
+        let read = self
+            .read_for_import(Reader::View(view.as_ref()), body)
+            .await?;
         let outcome = plan(body, &read.snapshot, &mut || String::new());
         let permissions = match self.require(caller, &checks(&outcome)).await {
             Ok(_) => Vec::new(),
@@ -184,159 +188,8 @@ impl ToggleAdmin {
         })
     }
 
-    /// Export features with their configuration in `environment`, in exactly the shape
-    /// [`import_toggles`](Self::import_toggles) takes (the `data` of its body):
-    /// `POST /api/admin/features-batch/export`.
-    ///
-    /// The features are those the query selects ([`ExportQuery::selection`], Unleash's
-    /// precedence: `tag`, a non-empty `features` list, `project`, else all). Names that do not
-    /// exist are left out, as Unleash does: an export of unknown names is an empty document,
-    /// not an error. A feature's strategies and environment entry are exported when its
-    /// project has `environment`. The order is deterministic (features by name, tags by type
-    /// and value, segments by id, context fields and tag types by name), and only the tag
-    /// types, context fields and segments the exported features use are included. Strategy
-    /// ids are the stored ones (an import gives new ones). Any valid key may export. A `tag`
-    /// not written `type:value` is an [`Error::Validation`].
-    ///
-    /// The document is read from one consistent view of the store (one revision), without
-    /// waiting for writers or retrying when they commit meanwhile.
-    pub async fn export_query(&self, caller: &Caller, query: &ExportQuery) -> Result<ExportData> {
-        self.require(caller, &[]).await?;
-        let selection = query.selection()?;
-        let environment = query.environment.as_str();
-        self.at_view()
-            .await?
-            .read_export(environment, &selection)
-            .await
-    }
-
-    /// Export, in `environment`, the features named in `features` (wherever they live; names
-    /// that do not exist are left out), or, when `features` is empty, every feature of
-    /// `project` that is not archived: the [`export_query`](Self::export_query) of
-    /// `{environment, project, features}`, with Unleash's precedence.
-    pub async fn export(
-        &self,
-        caller: &Caller,
-        project: &str,
-        environment: &str,
-        features: &[String],
-    ) -> Result<ExportData> {
-        let query = ExportQuery {
-            environment: environment.to_owned(),
-            features: features.to_vec(),
-            project: Some(project.to_owned()),
-            ..ExportQuery::default()
-        };
-        self.export_query(caller, &query).await
-    }
-
-    async fn read_export(
-        &self,
-        environment: &str,
-        selection: &ExportSelection,
-    ) -> Result<ExportData> {
-        let (_, all) = self
-            .list_decoded::<FeatureRecord>(Collection::Features)
-            .await?;
-        let selected = self.select_features(&all, selection).await?;
-        let (_, projects) = self.list_decoded::<Project>(Collection::Projects).await?;
-        let with_environment: BTreeSet<&str> = projects
-            .iter()
-            .filter(|p| p.environments.iter().any(|e| e == environment))
-            .map(|p| p.id.as_str())
-            .collect();
-        let mut keys = Vec::with_capacity(selected.len() * 3);
-        for f in &selected {
-            keys.push(feature_environment_key(&f.name, environment));
-            keys.push(feature_tags_key(&f.name));
-            keys.push(feature_dependencies_key(&f.name));
-        }
-        let records = self.get_all(&keys).await?;
-        let mut exported = Vec::with_capacity(selected.len());
-        for (i, f) in selected.iter().enumerate() {
-            let fe: FeatureEnvironmentRecord =
-                decode_opt(&keys[3 * i], records[3 * i].as_ref())?.unwrap_or_default();
-            let tags: FeatureTagsRecord =
-                decode_opt(&keys[3 * i + 1], records[3 * i + 1].as_ref())?.unwrap_or_default();
-            let deps: FeatureDependenciesRecord =
-                decode_opt(&keys[3 * i + 2], records[3 * i + 2].as_ref())?.unwrap_or_default();
-            let in_environment = with_environment.contains(f.project.as_str());
-            exported.push(ExportedFeature {
-                name: f.name.clone(),
-                project: f.project.clone(),
-                archived: f.archived,
-                meta: meta_of(f),
-                environment: in_environment.then(|| state_of(fe)),
-                tags: tags.tags,
-                parents: deps.parents,
-            });
-        }
-        let (_, segments) = self.segment_list().await?;
-        let (_, context_fields) = self.context_field_map().await?;
-        let (_, tag_types) = self.tag_type_map().await?;
-        Ok(build_export(ExportSource {
-            environment,
-            features: exported,
-            segments: &segments,
-            context_fields: &context_fields,
-            tag_types: &tag_types,
-        }))
-    }
-
-    /// The features `selection` names, among `all`.
-    async fn select_features<'a>(
-        &self,
-        all: &'a [FeatureRecord],
-        selection: &ExportSelection,
-    ) -> Result<Vec<&'a FeatureRecord>> {
-        Ok(match selection {
-            ExportSelection::All => all.iter().filter(|f| !f.archived).collect(),
-            ExportSelection::Project(project) => all
-                .iter()
-                .filter(|f| !f.archived && f.project == *project)
-                .collect(),
-            ExportSelection::Features(names) => {
-                let wanted: BTreeSet<&str> = names.iter().map(String::as_str).collect();
-                all.iter()
-                    .filter(|f| wanted.contains(f.name.as_str()))
-                    .collect()
-            }
-            ExportSelection::Tag { tag_type, value } => {
-                let keys: Vec<Key> = all.iter().map(|f| feature_tags_key(&f.name)).collect();
-                let records = self.get_all(&keys).await?;
-                let mut selected = Vec::new();
-                for ((feature, key), record) in all.iter().zip(&keys).zip(&records) {
-                    let tags: FeatureTagsRecord =
-                        decode_opt(key, record.as_ref())?.unwrap_or_default();
-                    if tags
-                        .tags
-                        .iter()
-                        .any(|t| t.tag_type == *tag_type && t.value == *value)
-                    {
-                        selected.push(feature);
-                    }
-                }
-                selected
-            }
-        })
-    }
-
-    /// The records at `keys`, one per key: a store answering with another count is an
-    /// error rather than a panic on indexing.
-    async fn get_all(&self, keys: &[Key]) -> Result<Vec<Option<crate::store::Versioned>>> {
-        let records = self.store.get_many(keys).await?;
-        if records.len() != keys.len() {
-            return Err(Error::Store(crate::store::StoreError::Backend {
-                message: "the store's get_many answered with the wrong number of records"
-                    .to_owned(),
-                source: None,
-            }));
-        }
-        Ok(records)
-    }
-
     /// Read everything the import of `body` depends on.
-    async fn read_for_import(&self, body: &Value) -> Result<ImportRead> {
+    async fn read_for_import(&self, reader: Reader<'_>, body: &Value) -> Result<ImportRead> {
         let text = |key: &str| body.get(key).and_then(Value::as_str).unwrap_or_default();
         let (project, environment) = (text("project"), text("environment"));
         let names: BTreeSet<&str> = body
@@ -351,7 +204,7 @@ impl ToggleAdmin {
             keys.push(feature_environment_key(name, environment));
             keys.push(feature_tags_key(name));
         }
-        let records = self.get_all(&keys).await?;
+        let records = reader.get_all(&keys).await?;
         let mut snapshot = Snapshot {
             project: decode_opt(&keys[0], records[0].as_ref())?,
             environment_exists: records[1].is_some(),
@@ -372,7 +225,7 @@ impl ToggleAdmin {
                 snapshot.tags.insert((*name).to_owned(), tags.tags);
             }
         }
-        let (features_rev, all) = self
+        let (features_rev, all) = reader
             .list_decoded::<FeatureRecord>(Collection::Features)
             .await?;
         let mut features = BTreeMap::new();
@@ -387,16 +240,16 @@ impl ToggleAdmin {
             );
             features.insert(f.name.clone(), f);
         }
-        let listing = self.store.list(Collection::FeatureDependencies, "").await?;
+        let listing = reader.list(Collection::FeatureDependencies, "").await?;
         for (id, record) in &listing.records {
             let deps: FeatureDependenciesRecord =
                 decode(&feature_dependencies_key(id), &record.value)?;
             snapshot.dependencies.insert(id.clone(), deps.parents);
         }
-        let (definitions_rev, definitions) = self.strategy_definition_map().await?;
-        let (segments_rev, segments) = self.segment_list().await?;
-        let (fields_rev, fields) = self.context_field_map().await?;
-        let (tag_types_rev, tag_types) = self.tag_type_map().await?;
+        let (definitions_rev, definitions) = reader.strategy_definition_map().await?;
+        let (segments_rev, segments) = reader.segment_list().await?;
+        let (fields_rev, fields) = reader.context_field_map().await?;
+        let (tag_types_rev, tag_types) = reader.tag_type_map().await?;
         snapshot.strategy_definitions = definitions;
         snapshot.segments = segments;
         snapshot.context_fields = fields;
@@ -433,23 +286,6 @@ fn checks(outcome: &Outcome) -> Vec<Check<'_>> {
         .iter()
         .map(|p| Check::environment(*p, &outcome.project, &outcome.environment))
         .collect()
-}
-
-fn meta_of(record: &FeatureRecord) -> FeatureMeta {
-    FeatureMeta {
-        feature_type: record.feature_type.clone(),
-        description: record.description.clone(),
-        stale: record.stale,
-        impression_data: record.impression_data,
-    }
-}
-
-fn state_of(record: FeatureEnvironmentRecord) -> FeatureEnvironmentState {
-    FeatureEnvironmentState {
-        enabled: record.enabled,
-        variants: record.variants,
-        strategies: record.strategies,
-    }
 }
 
 /// The plan as one change set, against every revision read, and the report to return once

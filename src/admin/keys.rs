@@ -8,14 +8,14 @@
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 
-use super::records::{decode, encode, environment_key, project_key, revision_of};
+use super::records::{api_key_key, decode, encode, environment_key, project_key, revision_of};
 use super::users::user_key;
 use super::{Check, ToggleAdmin, event};
 use crate::auth::{
-    ApiKeyInfo, Caller, KeyAccess, NewApiKey, Permission, constant_time_eq, hash_secret,
-    new_client_secret, new_secret, verifier_of,
+    Caller, NewApiKey, constant_time_eq, hash_secret, new_client_secret, new_secret, verifier_of,
 };
 use crate::error::{Error, ErrorDetail, Result};
+use crate::model::{ApiKeyInfo, ClientKeyType, KeyAccess, Permission, TokenRequest};
 use crate::names::{MAX_NAME, display_name_problem};
 use crate::store::{ChangeSet, Collection, Json, Key, Revision};
 
@@ -132,6 +132,7 @@ impl ToggleAdmin {
                     data: Some(key_event_data(&key, &stored.info)?),
                     pre_data: None,
                 });
+            super::stored_text::refuse_nul(&changes)?;
             self.store.commit(changes).await?;
             Ok(NewApiKey {
                 info: stored.info,
@@ -241,6 +242,23 @@ impl ToggleAdmin {
         })
     }
 
+    /// Create a key from a token request, as `POST /api/admin/api-tokens` does: the request's
+    /// `type` and scope mean what [`token_access`] says, `name` is the key's name. Needs
+    /// `ADMIN`. A request [`token_access`] refuses, or a bad name → [`Error::Validation`]
+    /// naming the field; then as [`create_api_key_expiring`](Self::create_api_key_expiring).
+    pub async fn create_token(
+        &self,
+        caller: &Caller,
+        name: &str,
+        request: &TokenRequest,
+        expires_at: Option<DateTime<Utc>>,
+    ) -> Result<NewApiKey> {
+        let access = token_access(request)
+            .map_err(|problems| Error::validation("The token is not valid.", problems))?;
+        self.create_api_key_expiring(caller, name, access, expires_at)
+            .await
+    }
+
     /// Every key (without secrets), oldest first, expired ones included. Needs `ADMIN`.
     pub async fn api_keys(&self, caller: &Caller) -> Result<Vec<ApiKeyInfo>> {
         self.require(caller, &[Check::root(Permission::Admin)])
@@ -312,7 +330,7 @@ impl ToggleAdmin {
     /// The key whose secret is `secret`, verified, whatever its expiry.
     async fn find_key(&self, secret: &str) -> Result<Option<Caller>> {
         let hash = hash_secret(secret);
-        let key = Key::new(Collection::ApiKeys, hash.clone());
+        let key = api_key_key(&hash);
         let Some(record) = self.store.get(&key).await? else {
             return Ok(None);
         };
@@ -339,11 +357,108 @@ impl ToggleAdmin {
             .records
             .into_iter()
             .map(|(id, record)| {
-                let key = Key::new(Collection::ApiKeys, id);
+                let key = api_key_key(&id);
                 let info = decode(&key, &record.value)?;
                 Ok((key, record.revision, info))
             })
             .collect()
+    }
+}
+
+/// What a token request means: the one place where each token `type` of Unleash's
+/// `createApiTokenSchema` gets its meaning, for the HTTP route and library callers alike
+/// ([`ToggleAdmin::create_token`]).
+///
+/// * `admin`: every permission everywhere; `environment`, `project` and `projects` must be
+///   absent or `*`.
+/// * `client` and `backend` (its newer name): a client key for `projects` (or `project`;
+///   every project when neither is named) in one `environment`
+///   ([`DEFAULT_CLIENT_ENVIRONMENT`](super::DEFAULT_CLIENT_ENVIRONMENT) when absent).
+/// * `frontend`: the same scope, for browser and mobile SDKs: the key may call the frontend
+///   API (`/api/frontend*`) only.
+/// * Any other type is refused.
+///
+/// The type is matched without regard to case. Problems name the body's field
+/// (`/type`, `/environment`, `/project`).
+pub fn token_access(request: &TokenRequest) -> std::result::Result<KeyAccess, Vec<ErrorDetail>> {
+    let mut problems = Vec::new();
+    match token_access_into(request, &mut problems) {
+        Some(access) if problems.is_empty() => Ok(access),
+        _ => Err(problems),
+    }
+}
+
+fn token_access_into(request: &TokenRequest, problems: &mut Vec<ErrorDetail>) -> Option<KeyAccess> {
+    let everywhere = |scope: Option<&str>| scope.is_none_or(|s| s == "*");
+    let token_type = request.token_type.to_ascii_lowercase();
+    match token_type.as_str() {
+        "admin" => {
+            let mut ok = true;
+            if !everywhere(request.environment.as_deref()) {
+                ok = false;
+                problems.push(ErrorDetail::at(
+                    "/environment",
+                    "an admin token covers every environment: leave out environment or send \"*\"",
+                ));
+            }
+            let projects_everywhere = request
+                .projects
+                .as_deref()
+                .is_none_or(|p| p.iter().all(|p| p == "*"));
+            if !everywhere(request.project.as_deref()) || !projects_everywhere {
+                ok = false;
+                problems.push(ErrorDetail::at(
+                    "/project",
+                    "an admin token covers every project: leave out project and projects or send \"*\"",
+                ));
+            }
+            ok.then_some(KeyAccess::Admin)
+        }
+        "client" | "backend" | "frontend" => {
+            let environment = match request.environment.as_deref() {
+                // Unleash's default for a client token without an environment.
+                None => super::DEFAULT_CLIENT_ENVIRONMENT,
+                Some("*") | Some("") => {
+                    problems.push(ErrorDetail::at(
+                        "/environment",
+                        "a client or frontend token is for one environment: name it",
+                    ));
+                    return None;
+                }
+                Some(environment) => environment,
+            };
+            let projects = match (&request.projects, &request.project) {
+                (Some(projects), _) if !projects.is_empty() => projects.clone(),
+                (_, Some(project)) => vec![project.clone()],
+                _ => vec!["*".to_owned()],
+            };
+            let KeyAccess::Client {
+                projects,
+                environment,
+                ..
+            } = KeyAccess::client(projects, environment)
+            else {
+                return None;
+            };
+            Some(KeyAccess::Client {
+                token_type: match token_type.as_str() {
+                    "backend" => ClientKeyType::Backend,
+                    "frontend" => ClientKeyType::Frontend,
+                    _ => ClientKeyType::Client,
+                },
+                projects,
+                environment,
+            })
+        }
+        other => {
+            problems.push(ErrorDetail::at(
+                "/type",
+                format!(
+                    "the token type must be \"admin\", \"client\", \"backend\" or \"frontend\", not \"{other}\""
+                ),
+            ));
+            None
+        }
     }
 }
 
@@ -453,7 +568,7 @@ fn key_for(
     expires_at: Option<DateTime<Utc>>,
     secret: &str,
 ) -> (Key, StoredKey) {
-    let key = Key::new(Collection::ApiKeys, hash_secret(secret));
+    let key = api_key_key(&hash_secret(secret));
     let info = ApiKeyInfo {
         id: uuid::Uuid::new_v4(),
         name: name.to_owned(),

@@ -39,15 +39,25 @@ mod applications;
 mod catalog;
 mod client;
 mod client_metrics;
+mod client_scope;
 mod context;
+mod delta;
 mod dependencies;
+mod edge;
+mod export;
 mod feature_environments;
+mod feature_list;
 mod features;
+#[cfg(feature = "frontend")]
+mod frontend;
 mod import;
 mod keys;
 mod projects;
+mod reader;
 pub(crate) mod records;
 mod segments;
+mod stored_text;
+mod streaming;
 mod tags;
 mod users;
 mod variants;
@@ -57,18 +67,25 @@ use std::sync::Arc;
 
 use chrono::Utc;
 
-use crate::auth::{Caller, Grant, KeyAccess, Permission};
+use crate::auth::Caller;
 use crate::error::{Error, Result};
-use crate::store::{
-    ChangeSet, Collection, Event, EventPage, EventQuery, Json, Key, NewEvent, Revision, Store,
-    StoreError, Versioned,
-};
+use crate::model::{Grant, KeyAccess, Permission};
+use crate::store::{ChangeSet, Event, EventPage, EventQuery, Json, Key, NewEvent, Revision, Store};
+use records::api_key_key;
 
-pub use client::{ClientFeaturesDocument, ClientFeaturesQuery, DEFAULT_CLIENT_ENVIRONMENT};
-pub use client_metrics::{DEFAULT_METRICS_FLUSH_INTERVAL, FeatureEnvironmentMetrics, FeatureUsage};
-pub use features::ArchivedFeatures;
-pub use projects::{NewFeature, NewProject};
-pub use users::{NewGroup, NewRole, NewUser};
+/// Moved to [`crate::model`]; this path stays for one release and will then be removed.
+pub use crate::model::{
+    ArchivedFeatures, ClientFeaturesDocument, ClientFeaturesQuery, FeatureEnvironmentMetrics,
+    FeatureUsage, NewFeature, NewGroup, NewProject, NewRole, NewUser,
+};
+pub use client_metrics::DEFAULT_METRICS_FLUSH_INTERVAL;
+pub use client_scope::DEFAULT_CLIENT_ENVIRONMENT;
+pub use feature_list::{FeatureList, FeatureListQuery, FeatureSummary, MAX_FEATURE_PAGE};
+pub use keys::token_access;
+#[cfg(feature = "frontend")]
+pub use frontend::{MAX_CONTEXT_PROPERTIES, MAX_CONTEXT_VALUE};
+pub use delta::{DEFAULT_HISTORY_AGE, DEFAULT_HISTORY_EVENTS, DeltaAnswer, MAX_SCOPES, PushConfig};
+pub use streaming::ClientStream;
 #[cfg(feature = "http")]
 pub(crate) use variants::VariantsChange;
 
@@ -163,21 +180,6 @@ impl ToggleAdmin {
         Ok(self.store.query_events(query).await?)
     }
 
-    /// The records at `keys`, in one read.
-    pub(crate) async fn read<const N: usize>(
-        &self,
-        keys: &[Key; N],
-    ) -> Result<[Option<Versioned>; N]> {
-        let records = self.store.get_many(keys).await?;
-        records.try_into().map_err(|_| {
-            Error::Store(StoreError::Backend {
-                message: "the store's get_many answered with the wrong number of records"
-                    .to_owned(),
-                source: None,
-            })
-        })
-    }
-
     /// Check that `caller`'s key still exists, has not expired, and holds every permission
     /// in `checks`.
     ///
@@ -204,7 +206,7 @@ impl ToggleAdmin {
         caller: &Caller,
         checks: &[Check<'_>],
     ) -> Result<Authorised> {
-        let key = Key::new(Collection::ApiKeys, caller.secret_hash.clone());
+        let key = api_key_key(&caller.secret_hash);
         let Some(record) = self.store.get(&key).await? else {
             return Err(Error::AuthenticationRequired {
                 message: "The API key is unknown or was revoked.".to_owned(),
@@ -213,20 +215,48 @@ impl ToggleAdmin {
         // The record is read at every call, so a revoked or changed key takes effect at once;
         // only its decoding is skipped while it is still at the revision the caller was
         // authenticated at (a record's revision changes with every write to it).
-        let decoded: crate::auth::ApiKeyInfo;
+        let decoded: crate::model::ApiKeyInfo;
         let info = if record.revision == caller.revision {
             &caller.info
         } else {
             decoded = records::decode(&key, &record.value)?;
             &decoded
         };
+        self.decide(key, record.revision, info, checks).await
+    }
+
+    /// [`require`](Self::require) on the key's record as `caller`'s authentication read it,
+    /// without reading it again: for an adapter that authenticated `caller` in this same
+    /// request (the HTTP router's extractor), so that the decision costs no second read of
+    /// the key. The guarantee of `require` holds: the record's revision as authenticated is
+    /// in the decision's basis, hence a precondition of the commit, so a revocation (or any
+    /// change of the key) between that read and the commit conflicts, and the retry decides
+    /// again on a fresh read (and refuses).
+    pub(crate) async fn require_as_authenticated(
+        &self,
+        caller: &Caller,
+        checks: &[Check<'_>],
+    ) -> Result<Authorised> {
+        let key = api_key_key(&caller.secret_hash);
+        self.decide(key, caller.revision, &caller.info, checks)
+            .await
+    }
+
+    /// The permission decision on the key `info`, stored at `key` at `revision`.
+    async fn decide(
+        &self,
+        key: Key,
+        revision: Revision,
+        info: &crate::model::ApiKeyInfo,
+        checks: &[Check<'_>],
+    ) -> Result<Authorised> {
         if info.is_expired_at(Utc::now()) {
             return Err(keys::expired());
         }
         if info.access.is_client() {
             return Err(wrong_key_type());
         }
-        let mut basis = vec![(key, record.revision)];
+        let mut basis = vec![(key, revision)];
         let grants = self.grants_of(&info.access, checks, &mut basis).await?;
         let mut missing: Vec<&Check<'_>> = Vec::new();
         for check in checks {
@@ -248,7 +278,7 @@ impl ToggleAdmin {
     pub(crate) async fn acting_user(&self, caller: &Caller) -> Result<crate::model::FeatureUser> {
         if let KeyAccess::User { user_id } = &caller.info.access {
             let key = users::user_key(*user_id);
-            let user: Option<crate::access::User> =
+            let user: Option<crate::model::User> =
                 records::decode_opt(&key, self.store.get(&key).await?.as_ref())?;
             if let Some(user) = user {
                 let seed = user
@@ -297,7 +327,11 @@ impl ToggleAdmin {
         for (key, revision) in &authorised.basis {
             changes.expect_revision(key.clone(), *revision);
         }
-        Ok(self.store.commit(changes).await?)
+        stored_text::refuse_nul(&changes)?;
+        let revision = self.store.commit(changes).await?;
+        // Streams over this admin learn of the commit at once (see `streaming.rs`).
+        self.client.push.signal(revision);
+        Ok(revision)
     }
 
     /// [`commit_as`](Self::commit_as), but only accepted: the caller awaits
@@ -310,6 +344,7 @@ impl ToggleAdmin {
         for (key, revision) in &authorised.basis {
             changes.expect_revision(key.clone(), *revision);
         }
+        stored_text::refuse_nul(&changes)?;
         Ok(self.store.submit(changes).await?)
     }
 

@@ -1,39 +1,18 @@
 //! Projects, environments and features: the supporting surface the four operations stand on.
 
 use chrono::Utc;
-use serde::{Deserialize, Serialize};
 
 use super::records::{
-    FeatureRecord, decode, decode_opt, encode, environment_key, feature_key, project_key,
-    revision_of,
+    FeatureRecord, decode, decode_opt, encode, environment_key, environment_not_found, feature_key,
+    feature_not_found, project_key, project_not_found, revision_of,
 };
 use super::{Check, ToggleAdmin, event};
 use crate::auth::{Caller, Permission};
 use crate::error::{Error, ErrorDetail, Result};
 use crate::model::{Environment, Feature, Project};
+use crate::model::{NewFeature, NewProject};
 use crate::names::{MAX_NAME, display_name_problem, name_problem};
 use crate::store::{ChangeSet, Collection, Revision};
-
-/// A project to create: `POST /api/admin/projects`.
-pub type NewProject = Project;
-
-/// A feature to create in a project: `POST /api/admin/projects/{p}/features`.
-#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase", deny_unknown_fields)]
-#[cfg_attr(feature = "http", derive(utoipa::ToSchema))]
-pub struct NewFeature {
-    /// 1–100 URL-friendly characters, unique across all projects.
-    pub name: String,
-    /// The toggle type; `release` when absent.
-    #[serde(default, rename = "type", skip_serializing_if = "Option::is_none")]
-    pub feature_type: Option<String>,
-    /// A description.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub description: Option<String>,
-    /// Whether clients emit impression events for it; false when absent.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub impression_data: Option<bool>,
-}
 
 impl ToggleAdmin {
     /// Create a project. Needs `CREATE_PROJECT`. The id must be 1–100 URL-friendly characters
@@ -138,6 +117,13 @@ impl ToggleAdmin {
         decode_opt(&key, self.store.get(&key).await?.as_ref())?.ok_or_else(|| project_not_found(id))
     }
 
+    /// Every project, by id. Any valid key may list them.
+    pub async fn projects(&self, caller: &Caller) -> Result<Vec<Project>> {
+        self.require(caller, &[]).await?;
+        let (_, projects) = self.list_decoded::<Project>(Collection::Projects).await?;
+        Ok(projects)
+    }
+
     /// Create an environment (name, type). Needs `CREATE_ENVIRONMENT`. The name must be 1–100
     /// URL-friendly characters and not taken.
     pub async fn create_environment(
@@ -212,7 +198,7 @@ impl ToggleAdmin {
         retrying!("add_project_environment", async {
             let authorised = self.authorise_attempt(&mut first, caller, &checks).await?;
             let keys = [project_key(project), environment_key(environment)];
-            let [project_record, environment_record] = self.read(&keys).await?;
+            let [project_record, environment_record] = self.reader().read(&keys).await?;
             let mut current: Project = decode_opt(&keys[0], project_record.as_ref())?
                 .ok_or_else(|| project_not_found(project))?;
             if environment_record.is_none() {
@@ -264,7 +250,8 @@ impl ToggleAdmin {
             let authorised = self.authorise_attempt(&mut first, caller, &checks).await?;
             let pkey = project_key(project);
             let fkey = feature_key(&feature.name);
-            let [project_record, feature_record] = self.read(&[pkey.clone(), fkey.clone()]).await?;
+            let [project_record, feature_record] =
+                self.reader().read(&[pkey.clone(), fkey.clone()]).await?;
             let current: Project = decode_opt(&pkey, project_record.as_ref())?
                 .ok_or_else(|| project_not_found(project))?;
             if feature_record.is_some() {
@@ -340,6 +327,7 @@ impl ToggleAdmin {
             // The environments' types and sort orders, for the view (a new feature has no
             // parents or children).
             let (_, catalog) = self
+                .reader()
                 .list_decoded::<Environment>(Collection::Environments)
                 .await?;
             let links = super::features::FeatureLinks {
@@ -364,7 +352,8 @@ impl ToggleAdmin {
         retrying!("archive_feature", async {
             let authorised = self.authorise_attempt(&mut first, caller, &checks).await?;
             let (pkey, fkey) = (project_key(project), feature_key(name));
-            let [project_record, feature_record] = self.read(&[pkey.clone(), fkey.clone()]).await?;
+            let [project_record, feature_record] =
+                self.reader().read(&[pkey.clone(), fkey.clone()]).await?;
             if project_record.is_none() {
                 return Err(project_not_found(project));
             }
@@ -410,18 +399,4 @@ impl ToggleAdmin {
 /// A feature naming pattern as a regex that must match the whole name.
 pub(crate) fn naming_regex(pattern: &str) -> std::result::Result<regex::Regex, String> {
     crate::names::naming_regex(pattern)
-}
-
-pub(crate) fn project_not_found(project: &str) -> Error {
-    Error::not_found(format!("There's no project with id \"{project}\"."))
-}
-
-pub(crate) fn environment_not_found(environment: &str) -> Error {
-    Error::not_found(format!("There's no environment named \"{environment}\"."))
-}
-
-pub(crate) fn feature_not_found(feature: &str, project: &str) -> Error {
-    Error::not_found(format!(
-        "There's no feature named \"{feature}\" in project \"{project}\"."
-    ))
 }

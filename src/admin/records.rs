@@ -1,7 +1,10 @@
-//! How the facade files its data in a store: the record shapes and their keys.
+//! How the facade files its data in a store: the record shapes, their keys, their codecs, the
+//! shared 404s, and the one step that reads a feature environment with its 404 order.
 //!
 //! Records are JSON values; these types are their schema. Everything here is private to the
 //! crate, so the stored shape can evolve behind the public API.
+
+use std::borrow::Cow;
 
 use chrono::{DateTime, Utc};
 use serde::de::DeserializeOwned;
@@ -33,6 +36,90 @@ pub(crate) fn feature_environment_key(feature: &str, environment: &str) -> Key {
         Collection::FeatureEnvironments,
         format!("{feature}{SEP}{environment}"),
     )
+}
+
+/// An API key's record: filed under the hash of its secret, never the secret itself.
+pub(crate) fn api_key_key(secret_hash: &str) -> Key {
+    Key::new(Collection::ApiKeys, secret_hash)
+}
+
+pub(crate) fn project_not_found(project: &str) -> Error {
+    Error::not_found(format!("There's no project with id \"{project}\"."))
+}
+
+pub(crate) fn environment_not_found(environment: &str) -> Error {
+    Error::not_found(format!("There's no environment named \"{environment}\"."))
+}
+
+pub(crate) fn feature_not_found(feature: &str, project: &str) -> Error {
+    Error::not_found(format!(
+        "There's no feature named \"{feature}\" in project \"{project}\"."
+    ))
+}
+
+/// The keys of the records a feature environment's operations read, in the order of its
+/// 404s: the project, the feature, the environment, and the feature environment itself.
+pub(crate) fn feature_environment_keys(
+    project: &str,
+    feature: &str,
+    environment: &str,
+) -> [Key; 4] {
+    [
+        project_key(project),
+        feature_key(feature),
+        environment_key(environment),
+        feature_environment_key(feature, environment),
+    ]
+}
+
+/// The part of a stored project a feature environment's 404s read.
+#[derive(Deserialize)]
+struct ProjectEnvironments<'a> {
+    #[serde(borrow, default)]
+    environments: Vec<Cow<'a, str>>,
+}
+
+/// The part of a stored feature a feature environment's 404s read.
+#[derive(Deserialize)]
+struct FeatureHead<'a> {
+    #[serde(borrow)]
+    project: Cow<'a, str>,
+    #[serde(default)]
+    archived: bool,
+}
+
+/// The 404s of a feature environment, in one fixed order: project, feature (in that
+/// project), environment, environment enabled for the project. `records` are those read at
+/// [`feature_environment_keys`]. Returns whether the feature is archived.
+pub(crate) fn feature_environment_found(
+    project: &str,
+    feature: &str,
+    environment: &str,
+    keys: &[Key; 4],
+    records: &[Option<Versioned>; 4],
+) -> Result<bool> {
+    let [project_record, feature_record, environment_record, _] = records;
+    let Some(project_record) = project_record else {
+        return Err(project_not_found(project));
+    };
+    let project_value: ProjectEnvironments<'_> = decode_ref(&keys[0], &project_record.value)?;
+    let feature_value: Option<FeatureHead<'_>> = feature_record
+        .as_ref()
+        .map(|r| decode_ref(&keys[1], &r.value))
+        .transpose()?;
+    let archived = match feature_value {
+        Some(f) if f.project == project => f.archived,
+        _ => return Err(feature_not_found(feature, project)),
+    };
+    if environment_record.is_none() {
+        return Err(environment_not_found(environment));
+    }
+    if !project_value.environments.iter().any(|e| e == environment) {
+        return Err(Error::not_found(format!(
+            "The environment \"{environment}\" is not enabled for project \"{project}\"."
+        )));
+    }
+    Ok(archived)
 }
 
 /// A feature as stored.

@@ -46,14 +46,14 @@ impl ToggleAdmin {
         })?;
         retrying!("create_segment", async {
             let authorised = self.authorise_attempt(&mut first, caller, &checks).await?;
-            let (fields_rev, fields) = self.context_field_map().await?;
+            let (fields_rev, fields) = self.reader().context_field_map().await?;
             let mut issues = Issues::default();
             let lookup = |name: &str| fields.get(name);
             let constraints = check_constraints(Some(&raw), "constraints", &lookup, &mut issues);
             if let Some(error) = issues.into_error() {
                 return Err(error);
             }
-            let (segments_rev, existing) = self.segment_list().await?;
+            let (segments_rev, existing) = self.reader().segment_list().await?;
             if existing.iter().any(|s| s.name == segment.name) {
                 return Err(Error::name_exists(format!(
                     "A segment named \"{}\" already exists.",
@@ -63,7 +63,7 @@ impl ToggleAdmin {
             let mut changes = ChangeSet::new();
             if let Some(project) = &segment.project {
                 let key = project_key(project);
-                let [record] = self.read(std::array::from_ref(&key)).await?;
+                let [record] = self.reader().read(std::array::from_ref(&key)).await?;
                 if record.is_none() {
                     // A reference in the body, not the resource addressed: a 400.
                     return Err(Error::invalid_at(
@@ -77,7 +77,7 @@ impl ToggleAdmin {
                 changes.expect_revision(key, revision_of(record.as_ref()));
             }
             let seq_key = segment_sequence_key();
-            let [seq_record] = self.read(std::array::from_ref(&seq_key)).await?;
+            let [seq_record] = self.reader().read(std::array::from_ref(&seq_key)).await?;
             let mut sequence: SequenceRecord =
                 decode_opt(&seq_key, seq_record.as_ref())?.unwrap_or_default();
             sequence.last += 1;
@@ -115,7 +115,7 @@ impl ToggleAdmin {
     /// Every segment, by id. Any valid key may read them.
     pub async fn segments(&self, caller: &Caller) -> Result<Vec<Segment>> {
         self.require(caller, &[]).await?;
-        Ok(self.segment_list().await?.1)
+        Ok(self.reader().segment_list().await?.1)
     }
 
     /// The segment `id`.

@@ -2,11 +2,11 @@
 
 use crate::store::Json;
 
-use super::projects::{feature_not_found, project_not_found};
 use super::records::{
     FeatureRecord, FeatureTagsRecord, decode_opt, encode, feature_key, feature_tags_key,
     project_key, revision_of, tag_type_key,
 };
+use super::records::{feature_not_found, project_not_found};
 use super::{Check, ToggleAdmin, event};
 use crate::auth::{Caller, Permission};
 use crate::error::{Error, Result};
@@ -84,7 +84,7 @@ impl ToggleAdmin {
                 feature_tags_key(feature),
                 tag_type_key(&tag.tag_type),
             ];
-            let records = self.read(&keys).await?;
+            let records = self.reader().read(&keys).await?;
             check_feature(
                 project,
                 feature,
@@ -145,6 +145,7 @@ impl ToggleAdmin {
         key: crate::store::Key,
     ) -> Result<R> {
         let [p, f, record] = self
+            .reader()
             .read(&[project_key(project), feature_key(feature), key.clone()])
             .await?;
         check_feature(

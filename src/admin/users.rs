@@ -7,66 +7,17 @@
 use std::collections::BTreeSet;
 
 use chrono::Utc;
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
 use serde_json::json;
 
 use super::records::{decode, decode_opt, encode, revision_of};
 use super::{Check, ToggleAdmin, create_record, event};
-use crate::access::{
-    self, Group, LAST_BUILTIN_ROLE, Role, RolePermission, RoleType, User, VIEWER_ROLE,
-};
+use crate::access::{self, LAST_BUILTIN_ROLE, VIEWER_ROLE};
 use crate::auth::{Caller, Permission};
 use crate::error::{Error, ErrorDetail, Result};
+use crate::model::{Group, NewGroup, NewRole, NewUser, Role, RoleType, User};
 use crate::names::{MAX_NAME, display_name_problem};
 use crate::store::{ChangeSet, Collection, Key, Listing, Revision};
-
-/// A user to create.
-#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase", deny_unknown_fields)]
-#[cfg_attr(feature = "http", derive(utoipa::ToSchema))]
-pub struct NewUser {
-    /// The login name; a user needs a username, an email, or both.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub username: Option<String>,
-    /// The email address (must contain `@`).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub email: Option<String>,
-    /// The display name.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub name: Option<String>,
-    /// The root role: Admin 1, Editor 2 or Viewer 3; Viewer when absent.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub root_role: Option<i64>,
-}
-
-/// A group to create.
-#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase", deny_unknown_fields)]
-pub struct NewGroup {
-    /// 1–100 characters, unique among groups.
-    pub name: String,
-    /// What the group is.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub description: Option<String>,
-    /// The ids of its members; each must be a user that exists.
-    #[serde(default)]
-    pub users: Vec<i64>,
-}
-
-/// A custom project role to create.
-#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase", deny_unknown_fields)]
-#[cfg_attr(feature = "http", derive(utoipa::ToSchema))]
-pub struct NewRole {
-    /// 1–100 characters, unique among roles (built-in ones included).
-    pub name: String,
-    /// What the role is for.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub description: Option<String>,
-    /// Project and environment permissions, each in every environment or in one.
-    #[serde(default)]
-    pub permissions: Vec<RolePermission>,
-}
 
 pub(crate) fn user_key(id: i64) -> Key {
     Key::new(Collection::Users, id.to_string())

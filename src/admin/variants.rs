@@ -1,17 +1,15 @@
 //! The variants of a feature in an environment: patch (the first operation of the
 //! specification), replace, read.
 
-use std::borrow::Cow;
-
 use json_patch::Patch;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use serde_json::value::RawValue;
 
-use super::projects::{environment_not_found, feature_not_found, project_not_found};
+use super::reader::Reader;
+use super::records::feature_environment_key;
 use super::records::{
-    decode_ref, encode, environment_key, feature_environment_key, feature_key, project_key,
-    revision_of,
+    decode_ref, encode, feature_environment_found, feature_environment_keys, revision_of,
 };
 use super::{Authorised, Check, ToggleAdmin, event};
 use crate::auth::{Caller, Permission};
@@ -89,22 +87,6 @@ struct UpdatedFeatureEnvironment<'a> {
 #[derive(Serialize)]
 struct VariantsEventData<'a> {
     variants: &'a RawValue,
-}
-
-/// The part of a stored project the variant operations read.
-#[derive(Deserialize)]
-struct ProjectEnvironments<'a> {
-    #[serde(borrow, default)]
-    environments: Vec<Cow<'a, str>>,
-}
-
-/// The part of a stored feature the variant operations read.
-#[derive(Deserialize)]
-struct FeatureHead<'a> {
-    #[serde(borrow)]
-    project: Cow<'a, str>,
-    #[serde(default)]
-    archived: bool,
 }
 
 impl ToggleAdmin {
@@ -218,10 +200,9 @@ impl ToggleAdmin {
         environment: &str,
     ) -> Result<FeatureVariants> {
         self.require(caller, &[]).await?;
+        let view = self.store.view().await?;
         let target = self
-            .at_view()
-            .await?
-            .read_target(project, feature, environment)
+            .read_target(Reader::View(view.as_ref()), project, feature, environment)
             .await?;
         let stored = target.stored()?;
         Ok(FeatureVariants {
@@ -230,16 +211,19 @@ impl ToggleAdmin {
         })
     }
 
-    /// Decide whether `caller` may change variants of `project` in `environment`. It comes
-    /// before the input is looked at (the HTTP order of checks: permission before body
-    /// shape); the decision then serves the change's first attempt.
+    /// Decide whether `caller`, authenticated in this same request, may change variants of
+    /// `project` in `environment`. It comes before the input is looked at (the HTTP order
+    /// of checks: permission before body shape); the decision then serves the change's
+    /// first attempt. The key's record is not read again: the decision rests on the record
+    /// the authentication read, whose revision the commit expects (see
+    /// [`require_as_authenticated`](Self::require_as_authenticated)).
     pub(crate) async fn require_variants_permission(
         &self,
         caller: &Caller,
         project: &str,
         environment: &str,
     ) -> Result<Authorised> {
-        self.require(caller, &variants_checks(project, environment))
+        self.require_as_authenticated(caller, &variants_checks(project, environment))
             .await
     }
 
@@ -265,10 +249,9 @@ impl ToggleAdmin {
             // Writers of this feature environment decide one after the other, on the latest
             // accepted state, and wait for durability after letting the next one decide.
             let turn = self.locks.lock(&fe_key).await;
+            let view = self.store.decision_view().await?;
             let target = self
-                .at_decision_view()
-                .await?
-                .read_target(project, feature, environment)
+                .read_target(Reader::View(view.as_ref()), project, feature, environment)
                 .await?;
             if target.archived {
                 return Err(Error::invalid_at(
@@ -337,39 +320,18 @@ impl ToggleAdmin {
 
     /// Read a feature environment for a change, with the 404s in a fixed order: project,
     /// feature (in that project), environment, environment of the project.
-    async fn read_target(&self, project: &str, feature: &str, environment: &str) -> Result<Target> {
-        let keys = [
-            project_key(project),
-            feature_key(feature),
-            environment_key(environment),
-            feature_environment_key(feature, environment),
-        ];
-        let [
-            project_record,
-            feature_record,
-            environment_record,
-            fe_record,
-        ] = self.read(&keys).await?;
-        let Some(project_record) = project_record else {
-            return Err(project_not_found(project));
-        };
-        let project_value: ProjectEnvironments<'_> = decode_ref(&keys[0], &project_record.value)?;
-        let feature_value: Option<FeatureHead<'_>> = feature_record
-            .as_ref()
-            .map(|r| decode_ref(&keys[1], &r.value))
-            .transpose()?;
-        let archived = match feature_value {
-            Some(f) if f.project == project => f.archived,
-            _ => return Err(feature_not_found(feature, project)),
-        };
-        if environment_record.is_none() {
-            return Err(environment_not_found(environment));
-        }
-        if !project_value.environments.iter().any(|e| e == environment) {
-            return Err(Error::not_found(format!(
-                "The environment \"{environment}\" is not enabled for project \"{project}\"."
-            )));
-        }
+    async fn read_target(
+        &self,
+        reader: Reader<'_>,
+        project: &str,
+        feature: &str,
+        environment: &str,
+    ) -> Result<Target> {
+        let keys = feature_environment_keys(project, feature, environment);
+        let records = reader.read(&keys).await?;
+        let archived = feature_environment_found(project, feature, environment, &keys, &records)?;
+        let [project_record, feature_record, _, fe_record] = records;
+        let project_revision = revision_of(project_record.as_ref());
         let feature_revision = revision_of(feature_record.as_ref());
         let [project_key, feature_key, _, fe_key] = keys;
         Ok(Target {
@@ -379,7 +341,7 @@ impl ToggleAdmin {
             fe_key,
             fe_record,
             project_key,
-            project_revision: project_record.revision,
+            project_revision,
         })
     }
 }

@@ -1,4 +1,4 @@
-//! The catalogue features draw on: tag types, context fields, segments, strategy definitions.
+//! The catalogue over HTTP: tag types and strategy definitions.
 
 use axum::extract::State;
 use serde::Serialize;
@@ -6,7 +6,7 @@ use serde::Serialize;
 use super::error::{HttpResult, Json};
 use super::extract::{Authenticated, JsonBody, Params};
 use crate::ToggleAdmin;
-use crate::model::{ContextField, NewSegment, Segment, StrategyDefinition, TagType};
+use crate::model::{StrategyDefinition, TagType};
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 
@@ -14,10 +14,6 @@ pub(crate) fn routes() -> OpenApiRouter<ToggleAdmin> {
     OpenApiRouter::new()
         .routes(routes!(list_tag_types, create_tag_type))
         .routes(routes!(read_tag_type))
-        .routes(routes!(list_context, create_context))
-        .routes(routes!(read_context))
-        .routes(routes!(list_segments, create_segment))
-        .routes(routes!(read_segment))
         .routes(routes!(list_strategies, create_strategy))
         .routes(routes!(read_strategy))
 }
@@ -95,122 +91,6 @@ async fn read_tag_type(
         version: 1,
         tag_type: admin.tag_type(&caller, &name).await?,
     }))
-}
-
-#[utoipa::path(
-    post,
-    path = "/api/admin/context",
-    tag = "catalog",
-    request_body(content = ContextField, description = "The context field to create.", content_type = "application/json"),
-    responses(
-        (status = 201, description = "The context field created.", body = ContextField),
-        super::openapi::BodyErrors
-    )
-)]
-async fn create_context(
-    State(admin): State<ToggleAdmin>,
-    Authenticated(caller): Authenticated,
-    JsonBody(field): JsonBody<ContextField>,
-) -> HttpResult<Json<ContextField>> {
-    Ok(Json::created(
-        admin.create_context_field(&caller, &field).await?,
-    ))
-}
-
-/// A plain array, as Unleash answers it.
-#[utoipa::path(
-    get,
-    path = "/api/admin/context",
-    tag = "catalog",
-    responses(
-        (status = 200, description = "Every context field.", body = Vec<ContextField>),
-        super::openapi::Errors
-    )
-)]
-async fn list_context(
-    State(admin): State<ToggleAdmin>,
-    Authenticated(caller): Authenticated,
-) -> HttpResult<Json<Vec<ContextField>>> {
-    Ok(Json::ok(admin.context_fields(&caller).await?))
-}
-
-#[utoipa::path(
-    get,
-    path = "/api/admin/context/{name}",
-    tag = "catalog",
-    params(super::openapi::NamePath),
-    responses(
-        (status = 200, description = "The context field.", body = ContextField),
-        super::openapi::Errors
-    )
-)]
-async fn read_context(
-    State(admin): State<ToggleAdmin>,
-    Authenticated(caller): Authenticated,
-    Params(name): Params<String>,
-) -> HttpResult<Json<ContextField>> {
-    Ok(Json::ok(admin.context_field(&caller, &name).await?))
-}
-
-#[utoipa::path(
-    post,
-    path = "/api/admin/segments",
-    tag = "catalog",
-    request_body(content = NewSegment, description = "The segment to create.", content_type = "application/json"),
-    responses(
-        (status = 201, description = "The segment created.", body = Segment),
-        super::openapi::BodyErrors
-    )
-)]
-async fn create_segment(
-    State(admin): State<ToggleAdmin>,
-    Authenticated(caller): Authenticated,
-    JsonBody(segment): JsonBody<NewSegment>,
-) -> HttpResult<Json<Segment>> {
-    Ok(Json::created(
-        admin.create_segment(&caller, &segment).await?,
-    ))
-}
-
-#[derive(Debug, Serialize, utoipa::ToSchema)]
-struct Segments {
-    segments: Vec<Segment>,
-}
-
-#[utoipa::path(
-    get,
-    path = "/api/admin/segments",
-    tag = "catalog",
-    responses(
-        (status = 200, description = "Every segment.", body = Segments),
-        super::openapi::Errors
-    )
-)]
-async fn list_segments(
-    State(admin): State<ToggleAdmin>,
-    Authenticated(caller): Authenticated,
-) -> HttpResult<Json<Segments>> {
-    Ok(Json::ok(Segments {
-        segments: admin.segments(&caller).await?,
-    }))
-}
-
-#[utoipa::path(
-    get,
-    path = "/api/admin/segments/{id}",
-    tag = "catalog",
-    params(super::openapi::IdPath),
-    responses(
-        (status = 200, description = "The segment.", body = Segment),
-        super::openapi::Errors
-    )
-)]
-async fn read_segment(
-    State(admin): State<ToggleAdmin>,
-    Authenticated(caller): Authenticated,
-    Params(id): Params<i64>,
-) -> HttpResult<Json<Segment>> {
-    Ok(Json::ok(admin.segment(&caller, id).await?))
 }
 
 #[utoipa::path(

@@ -29,7 +29,9 @@ pub(crate) fn routes() -> OpenApiRouter<ToggleAdmin> {
 }
 
 /// An SDK body: leniently decoded (SDKs send fields of their own), a wrong shape → 400.
-fn sdk_body<T: serde::de::DeserializeOwned>(value: serde_json::Value) -> Result<T, Error> {
+pub(super) fn sdk_body<T: serde::de::DeserializeOwned>(
+    value: serde_json::Value,
+) -> Result<T, Error> {
     serde_path_to_error::deserialize(value).map_err(|e| {
         let path = e.path().to_string();
         Error::invalid_at(

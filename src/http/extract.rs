@@ -35,7 +35,8 @@ impl FromRequestParts<ToggleAdmin> for Authenticated {
     }
 }
 
-/// The caller of a client route (`/api/client/*`): any valid key, client keys included.
+/// The caller of a client route (`/api/client/*`): any valid key, client keys included,
+/// frontend keys excepted (403, as in Unleash).
 #[derive(Debug, Clone)]
 pub(crate) struct AnyKey(pub Caller);
 
@@ -46,21 +47,33 @@ impl FromRequestParts<ToggleAdmin> for AnyKey {
         parts: &mut Parts,
         admin: &ToggleAdmin,
     ) -> std::result::Result<Self, ApiError> {
-        let secret = match parts.headers.get(header::AUTHORIZATION) {
-            None => None,
-            Some(value) => Some(value.to_str().map_err(|_| Error::AuthenticationRequired {
-                message: "The Authorization header is not a valid API key.".to_owned(),
-            })?),
-        };
-        let secret = secret.map(|s| {
-            let s = s.trim();
-            match s.get(..7) {
-                Some(prefix) if prefix.eq_ignore_ascii_case("bearer ") => s[7..].trim_start(),
-                _ => s,
-            }
-        });
-        Ok(AnyKey(admin.authenticate(secret).await?))
+        let caller = authenticate(parts, admin).await?;
+        if caller.key().access.is_frontend() {
+            return Err(crate::admin::wrong_key_type().into());
+        }
+        Ok(AnyKey(caller))
     }
+}
+
+/// The caller named by the `Authorization` header, whatever its key's type.
+pub(crate) async fn authenticate(
+    parts: &Parts,
+    admin: &ToggleAdmin,
+) -> std::result::Result<Caller, ApiError> {
+    let secret = match parts.headers.get(header::AUTHORIZATION) {
+        None => None,
+        Some(value) => Some(value.to_str().map_err(|_| Error::AuthenticationRequired {
+            message: "The Authorization header is not a valid API key.".to_owned(),
+        })?),
+    };
+    let secret = secret.map(|s| {
+        let s = s.trim();
+        match s.get(..7) {
+            Some(prefix) if prefix.eq_ignore_ascii_case("bearer ") => s[7..].trim_start(),
+            _ => s,
+        }
+    });
+    Ok(admin.authenticate(secret).await?)
 }
 
 /// Which content types a body may have.

@@ -1,15 +1,13 @@
-//! `/api/admin/features-batch/…`: import (the second operation of the specification), its dry
-//! run, and export.
+//! `/api/admin/features-batch/import` and `…/validate`: import (the second operation of the
+//! specification) and its dry run.
 
 use axum::extract::State;
-use axum::http::{HeaderValue, StatusCode, header};
-use axum::response::{IntoResponse, Response};
+use axum::http::StatusCode;
 
 use super::error::{HttpResult, Json};
-use super::extract::{Authenticated, JsonBody, JsonValue};
+use super::extract::{Authenticated, JsonValue};
 use crate::ToggleAdmin;
 use crate::import::ImportValidation;
-use crate::model::{ExportData, ExportQuery};
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 
@@ -17,7 +15,6 @@ pub(crate) fn routes() -> OpenApiRouter<ToggleAdmin> {
     OpenApiRouter::new()
         .routes(routes!(import))
         .routes(routes!(validate))
-        .routes(routes!(export))
 }
 
 /// `POST /api/admin/features-batch/import`: 200 with no body. The body is handed over as raw
@@ -67,39 +64,4 @@ async fn validate(
     JsonValue(body): JsonValue,
 ) -> HttpResult<Json<ImportValidation>> {
     Ok(Json::ok(admin.validate_import_json(&caller, &body).await?))
-}
-
-/// `POST /api/admin/features-batch/export`: 200 with the `data` an import takes, for the
-/// features the query selects (`tag`, a non-empty `features` list, `project`, else all;
-/// names that do not exist are left out). With `downloadFile: true` the answer carries
-/// `Content-Disposition: attachment`.
-#[utoipa::path(
-    post,
-    path = "/api/admin/features-batch/export",
-    tag = "import",
-    request_body(content = ExportQuery, description = "What to export.", content_type = "application/json"),
-    responses(
-        (status = 200, description = "The data an import takes.", body = ExportData),
-        super::openapi::BodyErrors
-    )
-)]
-async fn export(
-    State(admin): State<ToggleAdmin>,
-    Authenticated(caller): Authenticated,
-    JsonBody(query): JsonBody<ExportQuery>,
-) -> HttpResult<Response> {
-    let data = admin.export_query(&caller, &query).await?;
-    let mut response = Json::ok(data).into_response();
-    if query.download_file == Some(true) {
-        let name = format!(
-            "attachment; filename=\"export-{}.json\"",
-            chrono::Utc::now().format("%Y-%m-%dT%H-%M-%S")
-        );
-        if let Ok(value) = HeaderValue::from_str(&name) {
-            response
-                .headers_mut()
-                .insert(header::CONTENT_DISPOSITION, value);
-        }
-    }
-    Ok(response)
 }

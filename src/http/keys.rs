@@ -4,8 +4,8 @@
 //! `/api/admin/api-tokens` creates admin keys and client keys (`type: "client"` or
 //! `"backend"`, for `projects`/`project` in one `environment`, Unleash's `default` if none
 //! is named); a client key's secret has Unleash's shape `project:environment.random` (`*`
-//! for every project, `[]` for several). Frontend tokens are refused (400): this service does
-//! not serve the frontend API. The secret is in the creation
+//! for every project, `[]` for several). Frontend tokens (`type: "frontend"`) have the same
+//! shape and scope; they may call the frontend API (`/api/frontend*`) only. The secret is in the creation
 //! response only; the store keeps digests of it (see [`crate::auth`]).
 //!
 //! `expiresAt` (an RFC 3339 date-time, or `null`) is honoured at both creation routes: a
@@ -22,8 +22,10 @@ use utoipa_axum::routes;
 
 use super::error::{HttpResult, Json};
 use super::extract::{Authenticated, JsonBody, Params};
-use crate::auth::{ApiKeyInfo, ClientKeyType, KeyAccess, NewApiKey};
+use crate::admin::token_access;
+use crate::auth::NewApiKey;
 use crate::error::{Error, ErrorDetail};
+use crate::model::{ApiKeyInfo, KeyAccess, TokenRequest};
 use crate::{Caller, ToggleAdmin};
 
 pub(crate) fn routes() -> OpenApiRouter<ToggleAdmin> {
@@ -80,10 +82,10 @@ struct TokenView {
     project: String,
     projects: Vec<String>,
     environment: String,
-    #[serde(with = "timestamp::optional")]
+    #[serde(with = "crate::model::millis_timestamp::optional")]
     #[schema(value_type = Option<String>, format = DateTime)]
     expires_at: Option<DateTime<Utc>>,
-    #[serde(with = "timestamp")]
+    #[serde(with = "crate::model::millis_timestamp")]
     created_at: DateTime<Utc>,
     #[serde(skip_serializing_if = "Option::is_none")]
     user_id: Option<i64>,
@@ -184,7 +186,15 @@ async fn create_admin_key(
     JsonBody(body): JsonBody<NewToken>,
 ) -> HttpResult<Json<TokenView>> {
     let mut problems = Vec::new();
-    let access = token_access(&body, &mut problems);
+    let request = TokenRequest {
+        token_type: body.token_type.clone(),
+        environment: body.environment.clone(),
+        project: body.project.clone(),
+        projects: body.projects.clone(),
+    };
+    let access = token_access(&request)
+        .map_err(|found| problems.extend(found))
+        .ok();
     let expires_at = expiry(body.expires_at.as_ref(), &mut problems);
     let Some(name) = body.token_name.or(body.username) else {
         problems.push(ErrorDetail::at("/tokenName", "tokenName is required"));
@@ -206,82 +216,6 @@ async fn create_admin_key(
         .create_api_key_expiring(&caller, &name, access, expires_at)
         .await?;
     Ok(Json::created(created_view(key)))
-}
-
-/// What the body's `type`, `project`/`projects` and `environment` ask for; problems
-/// otherwise.
-fn token_access(body: &NewToken, problems: &mut Vec<ErrorDetail>) -> Option<KeyAccess> {
-    let everywhere = |scope: Option<&str>| scope.is_none_or(|s| s == "*");
-    let token_type = body.token_type.to_ascii_lowercase();
-    match token_type.as_str() {
-        "admin" => {
-            let mut ok = true;
-            if !everywhere(body.environment.as_deref()) {
-                ok = false;
-                problems.push(ErrorDetail::at(
-                    "/environment",
-                    "an admin token covers every environment: leave out environment or send \"*\"",
-                ));
-            }
-            let projects_everywhere = body
-                .projects
-                .as_deref()
-                .is_none_or(|p| p.iter().all(|p| p == "*"));
-            if !everywhere(body.project.as_deref()) || !projects_everywhere {
-                ok = false;
-                problems.push(ErrorDetail::at(
-                    "/project",
-                    "an admin token covers every project: leave out project and projects or send \"*\"",
-                ));
-            }
-            ok.then_some(KeyAccess::Admin)
-        }
-        "client" | "backend" => {
-            let environment = match body.environment.as_deref() {
-                // Unleash's default for a client token without an environment.
-                None => crate::admin::DEFAULT_CLIENT_ENVIRONMENT,
-                Some("*") | Some("") => {
-                    problems.push(ErrorDetail::at(
-                        "/environment",
-                        "a client token is for one environment: name it",
-                    ));
-                    return None;
-                }
-                Some(environment) => environment,
-            };
-            let projects = match (&body.projects, &body.project) {
-                (Some(projects), _) if !projects.is_empty() => projects.clone(),
-                (_, Some(project)) => vec![project.clone()],
-                _ => vec!["*".to_owned()],
-            };
-            let KeyAccess::Client {
-                projects,
-                environment,
-                ..
-            } = KeyAccess::client(projects, environment)
-            else {
-                return None;
-            };
-            Some(KeyAccess::Client {
-                token_type: if token_type == "backend" {
-                    ClientKeyType::Backend
-                } else {
-                    ClientKeyType::Client
-                },
-                projects,
-                environment,
-            })
-        }
-        other => {
-            problems.push(ErrorDetail::at(
-                "/type",
-                format!(
-                    "the token type must be \"admin\", \"client\" or \"backend\", not \"{other}\": frontend tokens are for the frontend API, which this service does not serve"
-                ),
-            ));
-            None
-        }
-    }
 }
 
 fn created_view(key: NewApiKey) -> TokenView {
@@ -360,10 +294,10 @@ struct UserTokenView {
     secret: String,
     description: String,
     user_id: i64,
-    #[serde(with = "timestamp::optional")]
+    #[serde(with = "crate::model::millis_timestamp::optional")]
     #[schema(value_type = Option<String>, format = DateTime)]
     expires_at: Option<DateTime<Utc>>,
-    #[serde(with = "timestamp")]
+    #[serde(with = "crate::model::millis_timestamp")]
     created_at: DateTime<Utc>,
 }
 
@@ -453,49 +387,5 @@ async fn ensure_user_key(
         Err(Error::not_found(format!(
             "User {user_id} has no token with id {token_id}."
         )))
-    }
-}
-
-/// The tracing span of a request: method and path, as tower-http's default, except that the
-/// `{token}` of `/api/admin/api-tokens/{token}` is shown only when it is a key's public id
-/// (a UUID). A key may be revoked by its secret there, and secrets stay out of logs.
-pub(crate) fn request_span<B>(request: &axum::http::Request<B>) -> tracing::Span {
-    const PREFIX: &str = "/api/admin/api-tokens/";
-    let path = request.uri().path();
-    let shown = match path.strip_prefix(PREFIX) {
-        Some(token) if uuid::Uuid::parse_str(token).is_err() => format!("{PREFIX}<secret>"),
-        _ => request.uri().to_string(),
-    };
-    tracing::debug_span!(
-        "request",
-        method = %request.method(),
-        uri = %shown,
-        version = ?request.version(),
-    )
-}
-
-/// Timestamps as Unleash writes them (`2024-01-01T00:00:00.000Z`).
-mod timestamp {
-    use chrono::{DateTime, SecondsFormat, Utc};
-    use serde::Serializer;
-
-    pub(super) fn serialize<S: Serializer>(at: &DateTime<Utc>, s: S) -> Result<S::Ok, S::Error> {
-        s.serialize_str(&at.to_rfc3339_opts(SecondsFormat::Millis, true))
-    }
-
-    /// An optional timestamp: `null` when absent.
-    pub(super) mod optional {
-        use chrono::{DateTime, Utc};
-        use serde::Serializer;
-
-        pub(in super::super) fn serialize<S: Serializer>(
-            at: &Option<DateTime<Utc>>,
-            s: S,
-        ) -> Result<S::Ok, S::Error> {
-            match at {
-                Some(at) => super::serialize(at, s),
-                None => s.serialize_none(),
-            }
-        }
     }
 }

@@ -16,7 +16,7 @@ use tokio::net::TcpListener;
 use tokio::task::JoinSet;
 use tower::{BoxError, ServiceBuilder};
 use tower_http::compression::CompressionLayer;
-use tower_http::compression::predicate::SizeAbove;
+use tower_http::compression::predicate::{NotForContentType, Predicate, SizeAbove};
 use tower_http::timeout::RequestBodyDeadlineLayer;
 
 use super::RouterConfig;
@@ -111,6 +111,7 @@ impl RouterConfig {
         // the same JSON 404 (embedded with `router`, those paths are the host app's).
         let mut config = self.health_routes(true);
         config.operations.standalone = true;
+        let admin_streams = admin.clone();
         let app = config.router(admin);
         let mut builder = hyper::server::conn::http1::Builder::new();
         builder
@@ -137,7 +138,11 @@ impl RouterConfig {
                 },
                 () = &mut shutdown => break,
             };
-            let service = TowerToHyperService::new(app.clone());
+            // The peer's address, for the frontend API's default `remoteAddress`.
+            let service = TowerToHyperService::new(tower_http::add_extension::AddExtension::new(
+                app.clone(),
+                axum::extract::ConnectInfo(peer),
+            ));
             let connection =
                 graceful.watch(builder.serve_connection(TokioIo::new(stream), service));
             connections.spawn(async move {
@@ -147,6 +152,8 @@ impl RouterConfig {
             });
         }
         drop(listener);
+        // Open streams would hold the shutdown up to its deadline: end them now.
+        admin_streams.end_streams();
         let open = connections.len();
         if tokio::time::timeout(limits.shutdown_deadline, graceful.shutdown())
             .await
@@ -190,7 +197,8 @@ pub(super) fn apply(router: Router, limits: &Limits) -> Router {
         Some(bytes) => router.layer(
             CompressionLayer::new()
                 .gzip(true)
-                .compress_when(SizeAbove::new(bytes)),
+                // Server-sent events are never compressed: gzip would hold them back.
+                .compress_when(SizeAbove::new(bytes).and(NotForContentType::SSE)),
         ),
         None => router,
     }

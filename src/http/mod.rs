@@ -42,7 +42,8 @@
 //! 1. The `Authorization` header carries the API key, as is (`Authorization: <key>`; a
 //!    `Bearer ` prefix is also accepted). Missing, unknown or revoked → 401
 //!    `AuthenticationRequired`. A client key on an admin route → 403 `NoAccessError`
-//!    (`invalid token: expected a different token type for this endpoint`).
+//!    (`invalid token: expected a different token type for this endpoint`); so does a
+//!    frontend key anywhere but the frontend API, and any other key on the frontend API.
 //! 2. The permission, where the path alone decides it (the variants PATCH and PUT, the
 //!    application registration, project access: a caller without it gets 403
 //!    `NoAccessError` whatever the body). Where it depends on the body (import), it is
@@ -116,8 +117,15 @@
 //! | GET | `/api/admin/roles/{id}` | | 200 role |
 //! | GET | `/api/admin/client-metrics/features/{name}` | | 200 `{version, maturity, featureName, lastHourUsage, seenApplications}` |
 //! | GET | `/api/client/features` (any key; client keys only here) | `?project=&namePrefix=&tag=type:value` | 200 `{version: 2, features, segments?, query}` with `ETag`; 304 on `If-None-Match` |
+//! | GET | `/api/client/delta` (any key) | `?project=&namePrefix=&tag=`; `If-None-Match: "<eventId>"` | 200 `{events}` (a `hydration`, or the events since) with `ETag: "<eventId>"`; 304 when none |
+//! | GET | `/api/client/streaming` (any key) | the same filters; `Last-Event-ID` | 200 `text/event-stream`: `unleash-connected`, then `unleash-updated`; 429 over the stream limits |
 //! | POST | `/api/client/register` | `{appName, instanceId, sdkVersion, strategies, started, interval}` | 202, no body |
 //! | POST | `/api/client/metrics` | `{appName, instanceId, bucket: {start, stop, toggles}}` | 202, no body |
+//! | POST | `/api/client/metrics/bulk` (client keys; Unleash Edge) | `{applications, metrics}` | 202, no body |
+//! | POST | `/edge/validate` (no key needed; Unleash Edge) | `{tokens: [secret]}` | 200 `{tokens: [{token, type, projects}]}`, the valid ones |
+//! | GET, POST | `/api/frontend` (frontend keys only; CORS) | GET: context in the query; POST: `{context}` | 200 `{toggles: [{name, enabled, impressionData, variant}]}`, the enabled flags |
+//! | GET, POST | `/api/frontend/all` (frontend keys only; CORS) | the same | 200 `{toggles}`, every flag |
+//! | POST | `/api/frontend/client/metrics`, `/api/frontend/client/register` (frontend keys only; CORS) | as the client API's | 200, no body |
 //! | GET | `/api/admin/openapi.json` (feature `openapi`; no key needed) | | 200 the OpenAPI 3.1 document ([`openapi()`]) |
 //! | GET | `/health` (no key needed) | | 200 `{"health": "GOOD"}` |
 //! | GET | `/ready` (no key needed) | | 200 `{"health": "GOOD"}` when the store commits, else 503 `{"health": "BAD"}` |
@@ -127,17 +135,28 @@ mod access;
 mod applications;
 mod catalog;
 mod client;
+mod context;
+mod delta;
+mod dependencies;
+mod edge;
 mod error;
 mod events;
+mod export;
 mod extract;
-mod feature_config;
+mod feature_environments;
+mod frontend;
 mod import;
 mod keys;
 mod limits;
 mod openapi;
 mod operations;
 mod projects;
+mod segments;
+mod streaming;
 mod strict;
+mod tags;
+mod trace;
+mod users;
 mod variants;
 
 use std::any::Any;
@@ -155,6 +174,7 @@ use crate::ToggleAdmin;
 use crate::error::Error;
 
 pub use error::ApiError;
+pub use frontend::MAX_FRONTEND_QUERY;
 pub use limits::{
     DEFAULT_BODY_READ_TIMEOUT, DEFAULT_COMPRESSION_MIN_SIZE, DEFAULT_HEADER_READ_TIMEOUT,
     DEFAULT_REQUEST_TIMEOUT, DEFAULT_SHUTDOWN_DEADLINE,
@@ -178,6 +198,9 @@ pub struct RouterConfig {
     body_limit: usize,
     limits: limits::Limits,
     operations: operations::Operations,
+    frontend_origins: Vec<String>,
+    /// The host's routes served beside the admin API (see [`RouterConfig::merge`]).
+    extra: Option<Router>,
 }
 
 impl Default for RouterConfig {
@@ -186,6 +209,8 @@ impl Default for RouterConfig {
             body_limit: DEFAULT_BODY_LIMIT,
             limits: limits::Limits::default(),
             operations: operations::Operations::default(),
+            frontend_origins: vec!["*".to_owned()],
+            extra: None,
         }
     }
 }
@@ -202,6 +227,31 @@ impl RouterConfig {
         self
     }
 
+    /// The origins browsers may call the frontend API (`/api/frontend*`) from, as CORS
+    /// allows them (Unleash's `UNLEASH_FRONTEND_API_ORIGINS`): `*` (the default, as in
+    /// Unleash) for any, else exact origins such as `https://app.example.com`. Only the
+    /// frontend API answers CORS; the admin and client APIs are not for browsers of other
+    /// origins.
+    pub fn frontend_origins<I, S>(mut self, origins: I) -> Self
+    where
+        I: IntoIterator<Item = S>,
+        S: Into<String>,
+    {
+        self.frontend_origins = origins.into_iter().map(Into::into).collect();
+        self
+    }
+
+    /// Serve `routes` beside the admin API, under the same limits, timeouts, metrics and
+    /// tracing: for [`serve`](Self::serve), which builds its app itself (e.g. the admin page,
+    /// `toggle_admin::ui::router`). Their paths must not be under `/api/`.
+    pub fn merge(mut self, routes: Router) -> Self {
+        self.extra = Some(match self.extra.take() {
+            Some(extra) => extra.merge(routes),
+            None => routes,
+        });
+        self
+    }
+
     /// The configured body limit, in bytes.
     pub fn limit(&self) -> usize {
         self.body_limit
@@ -215,7 +265,7 @@ impl RouterConfig {
     /// (`Router::merge`) that has its own routes and fallback; the app's other paths are the
     /// app's. See the [module](self) docs for an example.
     pub fn router(self, admin: ToggleAdmin) -> Router {
-        let (routes, _document) = api().split_for_parts();
+        let (routes, _document) = api(&self.frontend_origins).split_for_parts();
         let routes = routes
             .route("/api", any(not_found))
             .route("/api/{*rest}", any(not_found))
@@ -234,28 +284,42 @@ impl RouterConfig {
         )));
         let router = routes
             .layer(DefaultBodyLimit::max(self.body_limit))
-            .with_state(admin)
-            .layer(CatchPanicLayer::custom(panic_response));
+            .with_state(admin);
+        let router = match self.extra {
+            Some(extra) => router.merge(extra.layer(DefaultBodyLimit::max(self.body_limit))),
+            None => router,
+        };
+        let router = router.layer(CatchPanicLayer::custom(panic_response));
         let router = limits::apply(router, &self.limits);
         operations::measure(router)
-            .layer(TraceLayer::new_for_http().make_span_with(keys::request_span))
+            .layer(TraceLayer::new_for_http().make_span_with(trace::request_span))
     }
 }
 
 /// Every route with its documentation: each handler's `utoipa::path` annotation declares its
 /// method and path once, for both the router and the OpenAPI document.
-fn api() -> OpenApiRouter<ToggleAdmin> {
+fn api(frontend_origins: &[String]) -> OpenApiRouter<ToggleAdmin> {
     [
         variants::routes(),
         projects::routes(),
         keys::routes(),
         events::routes(),
         access::routes(),
+        users::routes(),
         applications::routes(),
         import::routes(),
+        export::routes(),
         catalog::routes(),
-        feature_config::routes(),
+        context::routes(),
+        segments::routes(),
+        feature_environments::routes(),
+        dependencies::routes(),
+        tags::routes(),
         client::routes(),
+        delta::routes(),
+        streaming::routes(),
+        frontend::routes(frontend_origins),
+        edge::routes(),
         #[cfg(feature = "openapi")]
         openapi::routes(),
     ]
@@ -273,7 +337,7 @@ fn api() -> OpenApiRouter<ToggleAdmin> {
 #[cfg(feature = "openapi")]
 #[cfg_attr(docsrs, doc(cfg(feature = "openapi")))]
 pub fn openapi() -> utoipa::openapi::OpenApi {
-    api().into_openapi()
+    api(&["*".to_owned()]).into_openapi()
 }
 
 /// The admin API over `admin` with the default configuration (see the [module](self) docs

@@ -29,7 +29,7 @@ use serde_json::json;
 
 use super::RouterConfig;
 use crate::ToggleAdmin;
-use crate::store::ChangeSet;
+use crate::store::{ChangeSet, Collection, Key, Revision, StoreError};
 
 /// Where the Prometheus text exposition is served, as in Unleash.
 pub const PROMETHEUS_PATH: &str = "/internal-backstage/prometheus";
@@ -133,14 +133,31 @@ async fn health() -> Response {
     axum::Json(json!({"health": "GOOD"})).into_response()
 }
 
-/// Ready when the store commits: the probe commits an empty change set (it advances the
-/// store's revision and, for a FileStore, writes and syncs a small journal record), so a
-/// read-only disk, a FileStore that stopped after a failed write or an unreachable
-/// PostgreSQL answer 503 `{"health": "BAD"}` (the cause goes to the log, not to the
-/// unauthenticated caller).
+/// Ready when the store can decide a commit. The probe commits a change set whose one
+/// precondition cannot hold (a record at a revision no commit reaches), so every store
+/// answers [`StoreError::Conflict`] without writing anything: the revision does not move,
+/// no journal record is written, no cached read is invalidated. The probe still takes the
+/// commit path: a FileStore that stopped after a failed journal write refuses it with that
+/// failure, a PostgresStore runs the commit's transaction (locks and the precondition check,
+/// then a rollback) and fails when PostgreSQL is unreachable; these answer 503
+/// `{"health": "BAD"}` (the cause goes to the log, not to the unauthenticated caller).
+///
+/// What the probe cannot see is a disk that would refuse the next write: the FileStore
+/// learns that from its next commit, and stops; the probe after it answers 503. Committing
+/// on every probe would have seen it sooner, at the cost of a journal record and a new
+/// revision per probe (a probe every few seconds is thousands of records a day).
 async fn ready(State(admin): State<ToggleAdmin>) -> Response {
-    match admin.store().commit(ChangeSet::new()).await {
-        Ok(_) => axum::Json(json!({"health": "GOOD"})).into_response(),
+    let mut probe = ChangeSet::new();
+    probe.expect_revision(
+        Key::new(Collection::Sequences, "readiness-probe"),
+        Revision(u64::MAX),
+    );
+    match admin.store().commit(probe).await {
+        // A conflict is the answer expected; a store that committed the empty change set
+        // (whose preconditions it did not check) could commit too.
+        Err(StoreError::Conflict(_)) | Ok(_) => {
+            axum::Json(json!({"health": "GOOD"})).into_response()
+        }
         Err(error) => {
             tracing::warn!(%error, "readiness probe: the store cannot commit");
             metrics::counter!("toggle_admin_store_errors_total", "store" => "probe").increment(1);

@@ -47,6 +47,8 @@ mod plan;
 mod strategy;
 mod validation;
 
+/// Moved to [`crate::model`]; this path stays for one release and will then be removed.
+pub use crate::model::{ImportReport, ImportValidation, ValidationItem};
 pub use builtins::{
     SIMPLE_TAG_TYPE, context_fields as builtin_context_fields, is_builtin_context_field,
     is_builtin_strategy, strategy_definitions as builtin_strategy_definitions,
@@ -58,59 +60,19 @@ pub(crate) use dependencies::{dependency_problem, normalise_dependency, upsert};
 pub(crate) use export::{ExportSource, ExportedFeature, build_export};
 pub(crate) use plan::plan;
 pub(crate) use strategy::{StrategyContext, default_strategy, normalise_strategy};
-pub use validation::ValidationItem;
 pub(crate) use validation::{items_of, permission_display_name, unleash_findings};
 
 use std::collections::BTreeMap;
 
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
 use serde_json::{Map, Value};
 
-use crate::auth::Permission;
 use crate::error::{Error, ErrorDetail};
+use crate::model::Permission;
 use crate::model::{
     ContextField, FeatureStrategy, ParentDependency, Project, Segment, StrategyDefinition, Tag,
     TagType, Variant,
 };
-
-/// What an import did: [`import_toggles`](crate::ToggleAdmin::import_toggles)' result.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct ImportReport {
-    /// The features created, in payload order.
-    pub created: Vec<String>,
-    /// The existing features updated (their metadata, strategies, tags … replaced), in
-    /// payload order.
-    pub updated: Vec<String>,
-    /// The payload's features that are archived in the store: skipped with everything that
-    /// belongs to them.
-    pub skipped_archived: Vec<String>,
-    /// What was ignored or deserves attention: unknown keys, archived features, custom
-    /// strategy definitions in use.
-    pub warnings: Vec<ErrorDetail>,
-}
-
-/// The dry run of an import: [`validate_import`](crate::ToggleAdmin::validate_import)'s
-/// result. Nothing is written.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-#[cfg_attr(feature = "http", derive(utoipa::ToSchema))]
-pub struct ImportValidation {
-    /// What would make the import fail, under Unleash's messages (unknown strategies,
-    /// context fields whose legal values conflict, features of other projects, duplicates,
-    /// the naming pattern, the feature limit, missing segments and dependency parents). When
-    /// none of those applies but this crate's stricter checks find problems, each is one
-    /// item whose affected item is its path. Empty when the import would succeed (given the
-    /// permissions).
-    pub errors: Vec<ValidationItem>,
-    /// What deserves attention: custom strategy types used, archived features that will be
-    /// skipped, existing features that will be overwritten.
-    pub warnings: Vec<ValidationItem>,
-    /// The permissions the import needs that the caller lacks: one item
-    /// `We detected you are missing the following permissions:` listing them by Unleash's
-    /// display names (`Update feature flags`, `Create feature flags`, …), or none.
-    pub permissions: Vec<ValidationItem>,
-}
 
 /// Problems and warnings found so far.
 #[derive(Debug, Default)]

@@ -14,7 +14,7 @@ use super::strategy::default_strategy;
 use super::{
     FeatureEnvironmentState, ImportPlan, ImportReport, Issues, Outcome, PlannedEvent, Snapshot,
 };
-use crate::auth::Permission;
+use crate::model::Permission;
 use crate::model::{ContextField, FeatureStrategy};
 use crate::store::Json;
 

@@ -4,32 +4,11 @@
 
 use std::collections::BTreeSet;
 
-use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use super::Snapshot;
 use crate::error::ErrorDetail;
-
-/// One finding of the dry run: Unleash's message and the names it concerns.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
-#[cfg_attr(feature = "http", derive(utoipa::ToSchema))]
-#[serde(rename_all = "camelCase")]
-pub struct ValidationItem {
-    /// What was found.
-    pub message: String,
-    /// The features, strategies, segments … it concerns (for a problem of this crate's
-    /// stricter checks: the path of the offending value).
-    pub affected_items: Vec<String>,
-}
-
-impl ValidationItem {
-    fn new(message: impl Into<String>, items: Vec<String>) -> Self {
-        Self {
-            message: message.into(),
-            affected_items: items,
-        }
-    }
-}
+use crate::model::ValidationItem;
 
 /// The strings at `member` of every object of the payload's list `list`.
 fn names<'a>(data: &'a Value, list: &str, member: &str) -> Vec<&'a str> {

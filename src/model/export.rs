@@ -265,7 +265,7 @@ pub enum ExportSelection {
 impl ExportQuery {
     /// The selection this query makes; a `tag` that is not `type:value` is a
     /// [`Error::Validation`](crate::Error::Validation) naming `/tag`.
-    pub fn selection(&self) -> crate::Result<ExportSelection> {
+    pub fn selection(&self) -> crate::error::Result<ExportSelection> {
         if let Some(tag) = &self.tag {
             return match tag.split_once(':') {
                 Some((tag_type, value)) if !tag_type.is_empty() && !value.is_empty() => {
@@ -274,7 +274,7 @@ impl ExportQuery {
                         value: value.to_owned(),
                     })
                 }
-                _ => Err(crate::Error::invalid_at(
+                _ => Err(crate::error::Error::invalid_at(
                     "/tag",
                     format!("the tag \"{tag}\" is not written type:value"),
                 )),

@@ -250,6 +250,35 @@ impl ParentDependency {
     }
 }
 
+/// A feature to create in a project: `POST /api/admin/projects/{p}/features`.
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+#[cfg_attr(feature = "http", derive(utoipa::ToSchema))]
+pub struct NewFeature {
+    /// 1–100 URL-friendly characters, unique across all projects.
+    pub name: String,
+    /// The toggle type; `release` when absent.
+    #[serde(default, rename = "type", skip_serializing_if = "Option::is_none")]
+    pub feature_type: Option<String>,
+    /// A description.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub description: Option<String>,
+    /// Whether clients emit impression events for it; false when absent.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub impression_data: Option<bool>,
+}
+
+/// A project's archived features, as Unleash lists them
+/// (`GET /api/admin/archive/features/{projectId}`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[cfg_attr(feature = "http", derive(utoipa::ToSchema))]
+pub struct ArchivedFeatures {
+    /// The schema version, always 2.
+    pub version: u32,
+    /// The archived features, by name.
+    pub features: Vec<Feature>,
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -11,19 +11,35 @@
 mod access;
 mod application;
 mod catalog;
+mod client;
+mod client_metrics;
+mod edge;
 mod export;
 mod feature;
+mod frontend;
+mod import;
+mod keys;
+mod permissions;
 mod project;
 mod strategy;
+mod users;
 mod variant;
 
 pub use access::*;
 pub use application::*;
 pub use catalog::*;
+pub use client::*;
+pub use client_metrics::*;
+pub use edge::*;
 pub use export::*;
 pub use feature::*;
+pub use frontend::*;
+pub use import::*;
+pub use keys::*;
+pub use permissions::*;
 pub use project::*;
 pub use strategy::*;
+pub use users::*;
 pub use variant::*;
 
 use serde::{Deserialize, Deserializer};
@@ -94,5 +110,32 @@ pub(crate) mod nullable_timestamp {
         deserializer: D,
     ) -> Result<Option<Option<DateTime<Utc>>>, D::Error> {
         super::timestamp::deserialize(deserializer).map(Some)
+    }
+}
+
+/// `with` module for a timestamp written as Unleash writes API tokens' dates: always with
+/// milliseconds, finer precision cut (`2024-01-01T00:00:00.000Z`).
+pub(crate) mod millis_timestamp {
+    use chrono::{DateTime, SecondsFormat, Utc};
+    use serde::Serializer;
+
+    pub(crate) fn serialize<S: Serializer>(at: &DateTime<Utc>, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(&at.to_rfc3339_opts(SecondsFormat::Millis, true))
+    }
+
+    /// An optional timestamp: `null` when absent.
+    pub(crate) mod optional {
+        use chrono::{DateTime, Utc};
+        use serde::Serializer;
+
+        pub(crate) fn serialize<S: Serializer>(
+            at: &Option<DateTime<Utc>>,
+            s: S,
+        ) -> Result<S::Ok, S::Error> {
+            match at {
+                Some(at) => super::serialize(at, s),
+                None => s.serialize_none(),
+            }
+        }
     }
 }

@@ -58,3 +58,6 @@ pub struct Environment {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub sort_order: Option<i64>,
 }
+
+/// A project to create: `POST /api/admin/projects`.
+pub type NewProject = Project;

@@ -619,6 +619,15 @@ pub trait Store: fmt::Debug + Send + Sync + 'static {
     async fn submit(&self, changes: ChangeSet) -> Result<Accepted, StoreError> {
         Ok(Accepted::durable_at(self.commit(changes).await?))
     }
+
+    /// Notifications of commits made by other processes (other instances over one
+    /// database): a receiver whose value is the latest revision the store learnt of, or
+    /// `None` when the store has none to give. The client API's streams wake on it; without
+    /// it they learn of such commits at their catch-up poll. The default is `None`; the
+    /// PostgresStore answers from `LISTEN`.
+    fn changes(&self) -> Option<tokio::sync::watch::Receiver<Revision>> {
+        None
+    }
 }
 
 macro_rules! forward_store {
@@ -655,6 +664,9 @@ macro_rules! forward_store {
             }
             async fn submit(&self, changes: ChangeSet) -> Result<Accepted, StoreError> {
                 (**self).submit(changes).await
+            }
+            fn changes(&self) -> Option<tokio::sync::watch::Receiver<Revision>> {
+                (**self).changes()
             }
         }
     )*};

@@ -1,6 +1,6 @@
 //! Properties of the weight distribution and of the name order. The name order against ICU's
 //! root collation is checked apart, in the workspace's `verify` member
-//! (`verify/tests/name_order_icu.rs`), so that the library's dev-dependencies hold no ICU.
+//! (`verify/tests/contract/name_order_icu.rs`), so that the library's dev-dependencies hold no ICU.
 
 use std::cmp::Ordering;
 use std::collections::BTreeSet;

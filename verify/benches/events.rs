@@ -1,4 +1,4 @@
-//! The event log a page at a time (issue 17): a page of 100, newest first, out of a log of
+//! The event log a page at a time: a page of 100, newest first, out of a log of
 //! 1,000,000 events, unfiltered and filtered, on MemoryStore and FileStore (durability off;
 //! the log is read from the journal segments), and through the HTTP route on FileStore.
 //! See BENCHMARKS.md.

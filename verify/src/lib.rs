@@ -1,15 +1,30 @@
-//! Contract checks and benches of `toggle-admin`, a member of its workspace that is never
-//! published and holds no code of its own.
+//! The support library of the workspace's integration tests (`verify/tests/`), by what the
+//! tests drive:
 //!
-//! What lives here needs dependencies the library does not: contract tests against external
-//! references (the OpenAPI 3.1 schema, validated with `jsonschema`; Unleash's client
-//! specification, evaluated with `unleash-yggdrasil`; ICU's root collation with
-//! `icu_collator`, the reference of the variant name order), the tests that drive the server
-//! over sockets or as a process (`reqwest`), and the criterion benches (see BENCHMARKS.md).
-//! Cargo compiles every dev-dependency of a package for any of its examples; kept here, these
-//! stay out of the library's quick start (`cargo run --example quickstart`), which compiles
-//! only what it needs.
+//! * [`facade`]: the admin core over a MemoryStore with a project, environments and
+//!   features; patch helpers and the event log.
+//! * [`access`]: users with keys, roles and project access configurations.
+//! * [`import`]: the import and export tests' set-up, fixtures and state dumps.
+//! * [`store`]: stores driven directly: temporary directories, events, dumps.
+//! * [`wrapped`]: a MemoryStore whose commits misbehave as a test says.
+//! * `http` (feature `http`): one request through the router.
+//! * `server_binary` (feature `http`): the `server` example's binary, built once.
+//! * `postgres` (feature `postgres`): the server from `TOGGLE_ADMIN_TEST_POSTGRES` and a
+//!   schema per test.
 //!
-//! The tests share the library's support module and fixtures (`../tests/support`,
-//! `../tests/fixtures`). Run them with the rest: `cargo test --workspace --all-features`;
-//! a bench with `cargo bench -p toggle-admin-verify --all-features --bench <name>`.
+//! A library of the `verify` member rather than a module each test binary includes: it is
+//! compiled once, not once per binary, and the library package itself cannot depend on it
+//! (this package depends on the library), which is why the integration tests live here.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+pub mod access;
+pub mod facade;
+#[cfg(feature = "http")]
+pub mod http;
+pub mod import;
+#[cfg(feature = "postgres")]
+pub mod postgres;
+#[cfg(feature = "http")]
+pub mod server_binary;
+pub mod store;
+pub mod wrapped;

@@ -8,8 +8,7 @@
 //! very next commit goes through, without a restart; every acknowledged commit is there
 //! after a restart.
 
-#[path = "../../tests/support/mod.rs"]
-mod support;
+use test_support as support;
 
 mod faults_support;
 

@@ -12,8 +12,7 @@
 //! 503 `ServiceUnavailable` while the database is gone, writes succeed again within 10 s of
 //! its return without a restart, and nothing acknowledged is lost.
 
-#[path = "../../tests/support/mod.rs"]
-mod support;
+use test_support as support;
 
 mod faults_support;
 

@@ -406,12 +406,8 @@ async fn a_short_chosen_bootstrap_key_is_refused_with_a_clear_message() {
     assert!(generated[3..].bytes().all(|b| b.is_ascii_hexdigit()));
 }
 
-// The library tests' PostgreSQL helpers, of which this file uses some (as
-// `tests/support/mod.rs` allows for the library's own tests).
 #[cfg(feature = "postgres")]
-#[path = "../../tests/support/postgres.rs"]
-#[allow(dead_code)]
-mod pg;
+use test_support::postgres as pg;
 
 /// A store that cannot commit (its PostgreSQL connections are gone): not ready, still
 /// healthy (the process serves), and the probe's failure is counted.

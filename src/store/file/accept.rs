@@ -5,6 +5,8 @@
 use std::sync::atomic::Ordering;
 use std::sync::{Arc, PoisonError, mpsc};
 
+use tokio::sync::oneshot;
+
 use super::writer::{self, Failure, Job};
 use super::{FileStore, Shared};
 use crate::store::{Accepted, ChangeSet, Records, Revision, StoreError};
@@ -145,5 +147,34 @@ impl Acceptor {
     /// (the thread's last pass then takes what is queued).
     pub(super) fn wake_writer(&self) -> bool {
         self.wake.as_ref().is_some_and(|wake| wake.send(()).is_ok())
+    }
+}
+
+impl FileStore {
+    /// Start a new journal segment and write a snapshot of the records now; returns once the
+    /// snapshot is in place.
+    ///
+    /// Commits go on meanwhile. The store also does this by itself, in the background,
+    /// when the active segment grows past
+    /// [`FileStoreBuilder::compact_after_bytes`](super::FileStoreBuilder::compact_after_bytes).
+    pub async fn compact(&self) -> Result<(), StoreError> {
+        let (done, answer) = oneshot::channel();
+        {
+            let acceptor = self.shared.acceptor();
+            if let Some(failure) = &acceptor.failure {
+                return Err(failure.to_error(&self.shared));
+            }
+            let sent = acceptor
+                .queue
+                .as_ref()
+                .is_some_and(|queue| queue.send(Job::Compact { done }).is_ok())
+                && acceptor.wake_writer();
+            if !sent {
+                return Err(super::Failure::closed().to_error(&self.shared));
+            }
+        }
+        answer
+            .await
+            .unwrap_or_else(|_| Err(super::Failure::closed().to_error(&self.shared)))
     }
 }

@@ -16,7 +16,7 @@ use std::sync::{Arc, PoisonError, TryLockError};
 
 use tokio::sync::oneshot;
 
-use super::{FileStore, Shared, io_error, snapshot, writer::Job};
+use super::{Shared, io_error, snapshot};
 use crate::store::{Records, StoreError};
 
 /// Write a snapshot of `records` on a new thread. Without `done` (an automatic compaction)
@@ -95,33 +95,4 @@ fn write_snapshot(shared: &Shared, records: &Records) -> Result<(), StoreError> 
                 e,
             )
         })
-}
-
-impl FileStore {
-    /// Start a new journal segment and write a snapshot of the records now; returns once the
-    /// snapshot is in place.
-    ///
-    /// Commits go on meanwhile. The store also does this by itself, in the background,
-    /// when the active segment grows past
-    /// [`FileStoreBuilder::compact_after_bytes`](super::FileStoreBuilder::compact_after_bytes).
-    pub async fn compact(&self) -> Result<(), StoreError> {
-        let (done, answer) = oneshot::channel();
-        {
-            let acceptor = self.shared.acceptor();
-            if let Some(failure) = &acceptor.failure {
-                return Err(failure.to_error(&self.shared));
-            }
-            let sent = acceptor
-                .queue
-                .as_ref()
-                .is_some_and(|queue| queue.send(Job::Compact { done }).is_ok())
-                && acceptor.wake_writer();
-            if !sent {
-                return Err(super::Failure::closed().to_error(&self.shared));
-            }
-        }
-        answer
-            .await
-            .unwrap_or_else(|_| Err(super::Failure::closed().to_error(&self.shared)))
-    }
 }

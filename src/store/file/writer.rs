@@ -13,7 +13,7 @@
 //! spins while the queue is empty. Both alternatives were measured and were slower: encoding
 //! on this thread lowered 16 writers' throughput by about a tenth, and spinning after a batch
 //! for the next commit slowed a lone writer on a 2-core machine (the spinning thread takes the
-//! core the next request needs). See BENCHMARKS.md, sixth session.
+//! core the next request needs). BENCHMARKS.md, "What did not help", has the figures.
 //!
 //! # A lone writer writes its own commit
 //!
@@ -51,7 +51,7 @@ const MAX_GATHER: Duration = Duration::from_millis(2);
 /// inline. More than one: under concurrency a batch of one now and then is common, and an
 /// inline write then moves a busy worker's queue of tasks to another thread, which on a
 /// saturated machine waits for a core (measured at 16 connections: a maximum latency of
-/// 11–50 ms with a streak of one, 9–13 ms with eight; BENCHMARKS.md, eighth session).
+/// 11–50 ms with a streak of one, 9–13 ms with eight; BENCHMARKS.md, "Durability costs").
 pub(super) const LONE_STREAK: usize = 8;
 
 /// Work for the writer thread.

@@ -5,6 +5,7 @@ mod batch;
 mod commit;
 mod failure;
 mod migrate;
+mod notify;
 mod reads;
 mod sql;
 mod timeouts;
@@ -203,6 +204,8 @@ pub struct PostgresStore {
     commits: batch::Batcher,
     /// How long one attempt at an operation waits for the database (see `timeouts`).
     bound: Duration,
+    /// `NOTIFY` after commits, `LISTEN` for [`Store::changes`] (see `notify.rs`).
+    notifier: Arc<notify::Notifier>,
 }
 
 impl fmt::Debug for PostgresStore {
@@ -246,6 +249,8 @@ impl PostgresStore {
         // `Fast` recycling only checks that the socket is still open: a connection the server
         // ended while idle is caught by the stale-connection retry instead of costing every
         // checkout a round trip, as `Verified` would.
+        let listen_config = pg_config.clone();
+        let listen_tls = tls.clone();
         let manager = Manager::from_config(
             pg_config,
             tls,
@@ -267,7 +272,15 @@ impl PostgresStore {
             attempts: pool.status().max_size + 1,
             bound: timeouts::client_bound(config.statement_timeout),
         });
+        let notifier = Arc::new(notify::Notifier::new(
+            schema,
+            listen_config,
+            listen_tls,
+            pool.clone(),
+            statements.revision.clone(),
+        ));
         let store = PostgresStore {
+            notifier,
             pool,
             schema: Arc::from(schema.as_str()),
             statements,
@@ -645,6 +658,12 @@ impl Store for PostgresStore {
     }
 
     async fn commit(&self, changes: ChangeSet) -> Result<Revision, StoreError> {
-        self.commits.commit(changes).await
+        let revision = self.commits.commit(changes).await?;
+        self.notifier.committed(revision);
+        Ok(revision)
+    }
+
+    fn changes(&self) -> Option<tokio::sync::watch::Receiver<Revision>> {
+        self.notifier.changes()
     }
 }

@@ -1,0 +1,59 @@
+#!/usr/bin/env bash
+# Push figures (BENCHMARKS.md): fan-out to STREAMS streams on one instance, delta polling
+# against full polling, and (with TOGGLE_ADMIN_TEST_POSTGRES) commit on A to event on B over
+# PostgreSQL. Builds the `server` example and verify/examples/push_load.rs in release.
+#   scripts/push-bench.sh [STREAMS (10000)] [SECONDS per polling run (10)] [CHANGES (1000)]
+set -euo pipefail
+cd "$(dirname "$0")/.."
+streams=${1:-10000}
+seconds=${2:-10}
+changes=${3:-1000}
+# Two sockets per stream on this machine (the tool's and the server's).
+ulimit -n 65536
+
+features=http
+if [ -n "${TOGGLE_ADMIN_TEST_POSTGRES:-}" ]; then features=http,postgres; fi
+cargo build -q --release --features "$features" --example server
+cargo build -q --release -p toggle-admin-verify --features http --example push_load
+load=target/release/examples/push_load
+admin_key="push-bench-admin-key-0123456789abcdef-$(date +%s)-$$"
+pids=()
+logs=()
+cleanup() {
+  for pid in "${pids[@]}"; do kill "$pid" 2>/dev/null || true; done
+  rm -f "${logs[@]}"
+}
+trap cleanup EXIT
+
+start() { # start LOG ARGS...: the server's base URL in $base, its pid in $pid
+  local log=$1; shift
+  TOGGLE_ADMIN_BOOTSTRAP_KEY="$admin_key" RUST_LOG=warn target/release/examples/server "$@" \
+    --addr 127.0.0.1:0 --max-streams 1000000 --max-streams-per-key 1000000 >"$log" &
+  pid=$!
+  pids+=("$pid")
+  logs+=("$log")
+  for _ in $(seq 1 200); do grep -q "listening on" "$log" && break; sleep 0.1; done
+  base=$(sed -n 's/^listening on //p' "$log")
+}
+
+echo "--- fan-out: $streams streams, one change (memory store)"
+start "$(mktemp)" --memory
+"$load" fanout "$base" "$admin_key" "$streams" "$pid"
+kill "$pid"
+
+echo "--- delta polling against full polling: 1,000 flags, 16 connections, one change a second"
+start "$(mktemp)" --memory
+"$load" delta "$base" "$admin_key" "$seconds"
+kill "$pid"
+
+if [ -n "${TOGGLE_ADMIN_TEST_POSTGRES:-}" ]; then
+  schema="push_bench_$(date +%s)_$$"
+  echo "--- cross-instance: commit on A to event on B, $changes changes (PostgreSQL schema $schema)"
+  start "$(mktemp)" --postgres "$TOGGLE_ADMIN_TEST_POSTGRES" --postgres-schema "$schema"
+  base_a=$base
+  start "$(mktemp)" --postgres "$TOGGLE_ADMIN_TEST_POSTGRES" --postgres-schema "$schema"
+  base_b=$base
+  pid_b=$pid
+  "$load" cross "$base_a" "$base_b" "$admin_key" "$changes"
+  psql "$TOGGLE_ADMIN_TEST_POSTGRES" -qc "DROP SCHEMA IF EXISTS $schema CASCADE" >/dev/null
+fi

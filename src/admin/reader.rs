@@ -1,0 +1,149 @@
+//! Reading records: from the store (its latest state) or from one read view (one revision),
+//! and the readers every area shares (decoded listings, and the catalogue with Unleash's
+//! built-ins merged in).
+
+use std::collections::BTreeMap;
+
+use serde::de::DeserializeOwned;
+
+use super::ToggleAdmin;
+use super::catalog::{context_field_view, tag_type_view};
+use super::records::{ContextFieldRecord, TagTypeRecord, decode};
+use crate::error::{Error, Result};
+use crate::import::{builtin_context_fields, builtin_strategy_definitions, builtin_tag_types};
+use crate::model::{ContextField, Segment, StrategyDefinition, TagType};
+use crate::store::{Collection, Key, Listing, ReadView, Revision, Store, StoreError, Versioned};
+
+/// Where a reader reads: the store's latest state, or a view at one revision (so that a
+/// document built from many records is consistent without retrying on unrelated writes).
+#[derive(Clone, Copy)]
+pub(crate) enum Reader<'a> {
+    /// The store: each read answers from its latest state.
+    Store(&'a dyn Store),
+    /// A view: every read answers from the revision it shows.
+    View(&'a dyn ReadView),
+}
+
+impl ToggleAdmin {
+    /// A reader of the store's latest state.
+    pub(crate) fn reader(&self) -> Reader<'_> {
+        Reader::Store(self.store.as_ref())
+    }
+}
+
+impl Reader<'_> {
+    async fn get_many(
+        &self,
+        keys: &[Key],
+    ) -> std::result::Result<Vec<Option<Versioned>>, StoreError> {
+        match self {
+            Reader::Store(store) => store.get_many(keys).await,
+            Reader::View(view) => view.get_many(keys).await,
+        }
+    }
+
+    /// The records of `collection` whose id starts with `prefix`, with the collection's
+    /// revision.
+    pub(crate) async fn list(&self, collection: Collection, prefix: &str) -> Result<Listing> {
+        Ok(match self {
+            Reader::Store(store) => store.list(collection, prefix).await?,
+            Reader::View(view) => view.list(collection, prefix).await?,
+        })
+    }
+
+    /// The records at `keys`, in one read.
+    pub(crate) async fn read<const N: usize>(
+        &self,
+        keys: &[Key; N],
+    ) -> Result<[Option<Versioned>; N]> {
+        let records = self.get_many(keys).await?;
+        records.try_into().map_err(|_| {
+            Error::Store(StoreError::Backend {
+                message: "the store's get_many answered with the wrong number of records"
+                    .to_owned(),
+                source: None,
+            })
+        })
+    }
+
+    /// The records at `keys`, one per key: a store answering with another count is an
+    /// error rather than a panic on indexing.
+    pub(crate) async fn get_all(
+        &self,
+        keys: &[Key],
+    ) -> Result<Vec<Option<crate::store::Versioned>>> {
+        let records = self.get_many(keys).await?;
+        if records.len() != keys.len() {
+            return Err(Error::Store(crate::store::StoreError::Backend {
+                message: "the store's get_many answered with the wrong number of records"
+                    .to_owned(),
+                source: None,
+            }));
+        }
+        Ok(records)
+    }
+
+    /// The records of `collection`, decoded, with the collection's revision.
+    pub(crate) async fn list_decoded<T: DeserializeOwned>(
+        &self,
+        collection: Collection,
+    ) -> Result<(Revision, Vec<T>)> {
+        let listing = self.list(collection, "").await?;
+        let values = listing
+            .records
+            .iter()
+            .map(|(id, record)| decode(&Key::new(collection, id.clone()), &record.value))
+            .collect::<Result<Vec<T>>>()?;
+        Ok((listing.revision, values))
+    }
+
+    /// Every strategy definition by name, built-ins included.
+    pub(crate) async fn strategy_definition_map(
+        &self,
+    ) -> Result<(Revision, BTreeMap<String, StrategyDefinition>)> {
+        let (revision, stored) = self
+            .list_decoded::<StrategyDefinition>(Collection::StrategyDefinitions)
+            .await?;
+        let all = builtin_strategy_definitions()
+            .into_iter()
+            .chain(stored)
+            .map(|d| (d.name.clone(), d))
+            .collect();
+        Ok((revision, all))
+    }
+
+    /// Every context field by name, built-ins included.
+    pub(crate) async fn context_field_map(
+        &self,
+    ) -> Result<(Revision, BTreeMap<String, ContextField>)> {
+        let (revision, stored) = self
+            .list_decoded::<ContextFieldRecord>(Collection::ContextFields)
+            .await?;
+        let all = builtin_context_fields()
+            .into_iter()
+            .chain(stored.iter().map(context_field_view))
+            .map(|f| (f.name.clone(), f))
+            .collect();
+        Ok((revision, all))
+    }
+
+    /// Every tag type by name, `simple` included.
+    pub(crate) async fn tag_type_map(&self) -> Result<(Revision, BTreeMap<String, TagType>)> {
+        let (revision, stored) = self
+            .list_decoded::<TagTypeRecord>(Collection::TagTypes)
+            .await?;
+        let all = builtin_tag_types()
+            .into_iter()
+            .chain(stored.iter().map(tag_type_view))
+            .map(|t| (t.name.clone(), t))
+            .collect();
+        Ok((revision, all))
+    }
+
+    /// Every segment, by id.
+    pub(crate) async fn segment_list(&self) -> Result<(Revision, Vec<Segment>)> {
+        let (revision, mut segments) = self.list_decoded::<Segment>(Collection::Segments).await?;
+        segments.sort_by_key(|s| s.id);
+        Ok((revision, segments))
+    }
+}

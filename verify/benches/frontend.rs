@@ -1,0 +1,135 @@
+//! The frontend API's evaluation: 1,000 flags (the client benchmark's data: a rollout with a
+//! constraint on `userId`, two environment variants each) evaluated for one context by
+//! `ToggleAdmin::frontend_features` (unleash-yggdrasil over the cached engine), and the same
+//! through the router (`GET /api/frontend`, the answer serialised). A new `userId` on every
+//! iteration. See BENCHMARKS.md.
+
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use axum::body::Body;
+use axum::http::{Request, header};
+use criterion::{Criterion, criterion_group, criterion_main};
+use http_body_util::BodyExt;
+use serde_json::{Value, json};
+use toggle_admin::model::{Environment, Project};
+use toggle_admin::unleash_types::client_features::Context;
+use toggle_admin::{KeyAccess, MemoryStore, ToggleAdmin};
+use tower::ServiceExt;
+
+fn body(features: usize) -> Value {
+    let mut list = Vec::new();
+    let mut strategies = Vec::new();
+    let mut environments = Vec::new();
+    for i in 0..features {
+        let name = format!("feature-{i}");
+        list.push(json!({"name": name, "type": "release", "project": "default"}));
+        strategies.push(json!({
+            "name": "flexibleRollout", "featureName": name,
+            "parameters": {"groupId": name, "rollout": "50", "stickiness": "default"},
+            "constraints": [{"contextName": "userId", "operator": "IN", "values": ["1", "2"]}],
+            "segments": [], "disabled": false
+        }));
+        environments.push(json!({
+            "name": name, "featureName": name, "environment": "production", "enabled": true,
+            "variants": [
+                {"name": "on", "weight": 500, "weightType": "variable", "stickiness": "default"},
+                {"name": "off", "weight": 500, "weightType": "variable", "stickiness": "default"}
+            ]
+        }));
+    }
+    json!({"project": "default", "environment": "production", "data": {
+        "features": list, "featureStrategies": strategies, "featureEnvironments": environments,
+        "featureTags": [], "tagTypes": [], "contextFields": [], "segments": [], "dependencies": []
+    }})
+}
+
+fn bench(c: &mut Criterion) {
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    let (admin, secret) = runtime.block_on(async {
+        let admin = ToggleAdmin::new(MemoryStore::new());
+        let key = admin.bootstrap_admin_key("bench").await.unwrap();
+        let caller = admin.authenticate(Some(&key.secret)).await.unwrap();
+        admin
+            .create_environment(
+                &caller,
+                &Environment {
+                    name: "production".into(),
+                    environment_type: "production".into(),
+                    ..Default::default()
+                },
+            )
+            .await
+            .unwrap();
+        admin
+            .create_project(
+                &caller,
+                &Project {
+                    id: "default".into(),
+                    name: "Default".into(),
+                    environments: vec!["production".into()],
+                    ..Default::default()
+                },
+            )
+            .await
+            .unwrap();
+        admin
+            .import_toggles_json(&caller, &body(1_000))
+            .await
+            .unwrap();
+        let frontend = admin
+            .create_api_key(&caller, "web", KeyAccess::frontend(vec![], "production"))
+            .await
+            .unwrap();
+        (admin, frontend.secret)
+    });
+    let caller = runtime.block_on(admin.authenticate(Some(&secret))).unwrap();
+    let user = AtomicU64::new(0);
+    let context = || Context {
+        user_id: Some(user.fetch_add(1, Ordering::Relaxed).to_string()),
+        app_name: Some("web".into()),
+        ..Context::default()
+    };
+    let all = runtime
+        .block_on(admin.frontend_features(&caller, &context(), true))
+        .unwrap();
+    assert_eq!(all.toggles.len(), 1_000);
+    let app = toggle_admin::http::router(admin.clone());
+    let mut group = c.benchmark_group("frontend_1000");
+    group.bench_function("evaluate all, one context", |b| {
+        b.to_async(&runtime)
+            .iter(|| admin.frontend_features(&caller, &context(), true))
+    });
+    group.bench_function("evaluate enabled, one context", |b| {
+        b.to_async(&runtime)
+            .iter(|| admin.frontend_features(&caller, &context(), false))
+    });
+    group.bench_function("GET /api/frontend", |b| {
+        b.to_async(&runtime).iter(|| {
+            let request = Request::get(format!(
+                "/api/frontend?appName=web&userId={}",
+                user.fetch_add(1, Ordering::Relaxed)
+            ))
+            .header(header::AUTHORIZATION, secret.clone())
+            .body(Body::empty())
+            .unwrap();
+            let app = app.clone();
+            async move {
+                let response = app.oneshot(request).await.unwrap();
+                response
+                    .into_body()
+                    .collect()
+                    .await
+                    .unwrap()
+                    .to_bytes()
+                    .len()
+            }
+        })
+    });
+    group.finish();
+}
+
+criterion_group!(benches, bench);
+criterion_main!(benches);

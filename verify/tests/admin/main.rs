@@ -1,0 +1,15 @@
+//! The admin core (`ToggleAdmin`) through its public API, over a MemoryStore unless a test
+//! says otherwise: one module per area.
+
+mod access;
+mod access_matrix;
+mod applications;
+mod elements;
+mod events;
+mod export;
+mod import;
+mod import_rules;
+mod keys;
+mod model_fixtures;
+mod patch_variants;
+mod robustness_regressions;

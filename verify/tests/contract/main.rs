@@ -1,0 +1,8 @@
+//! Contracts against external references: ICU's root collation (the name order), Unleash's
+//! client specification (feature `http`) and the OpenAPI 3.1 schema (feature `openapi`).
+
+#[cfg(feature = "http")]
+mod client_spec;
+mod name_order_icu;
+#[cfg(feature = "openapi")]
+mod openapi;

@@ -1,0 +1,22 @@
+//! The HTTP contract through the router (`oneshot`, no socket), and the `server` example as a
+//! process: one module per area.
+
+mod access;
+mod catalog;
+mod client;
+mod client_reports;
+mod delta;
+mod embed;
+mod frontend;
+mod hostile;
+mod import;
+mod keys;
+mod readiness;
+mod robustness;
+mod router;
+mod server;
+mod server_config;
+mod stored_text;
+mod strategy_shapes;
+mod supporting;
+mod unleash_compat;

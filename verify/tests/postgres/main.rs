@@ -1,0 +1,8 @@
+//! The PostgresStore against a real server (`TOGGLE_ADMIN_TEST_POSTGRES`; each test skips,
+//! saying so, when it is not set outside CI): one module per area.
+
+mod batch;
+mod facade;
+mod parallel;
+mod store;
+mod tls;
