@@ -45,9 +45,10 @@ use unleash_types::client_features::{ClientFeatures, ClientFeaturesDelta, DeltaE
 
 use super::ToggleAdmin;
 use super::client_scope::Scope;
-use crate::model::ClientFeaturesQuery;
+use super::reader::Reader;
 use crate::auth::Caller;
 use crate::error::{Error, Result};
+use crate::model::ClientFeaturesQuery;
 use crate::store::Revision;
 
 /// The default for [`PushConfig::history_events`]: 1,000 events per scope.
@@ -472,13 +473,15 @@ impl ToggleAdmin {
         if inner.document.is_some() && inner.revision >= latest {
             return Ok(());
         }
-        let view = self.at_view().await?;
-        let revision = view.store.revision().await?;
+        let view = self.store.view().await?;
+        let revision = view.revision();
         if inner.document.is_some() && revision <= inner.revision {
             return Ok(());
         }
         let (scope, query) = &history.key;
-        let document = view.read_client_features(scope, query).await?;
+        let document = self
+            .read_client_features(Reader::View(view.as_ref()), scope, query)
+            .await?;
         let from = inner.revision;
         let config = self.client.push.config();
         let events = inner.advance(revision, document, &config)?;

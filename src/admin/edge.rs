@@ -9,7 +9,7 @@ use chrono::{DurationRound, TimeDelta};
 use unleash_types::client_metrics::{ClientMetrics, MetricBucket, MetricsMetadata, ToggleStats};
 
 use super::ToggleAdmin;
-use super::client::client_key_basis;
+use super::client_scope::client_key_basis;
 use crate::auth::{Caller, ClientKeyType, KeyAccess};
 use crate::error::{Error, Result};
 use crate::model::{BulkMetrics, EdgeToken, EdgeTokenType};

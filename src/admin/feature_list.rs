@@ -8,7 +8,7 @@ use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 
 use super::ToggleAdmin;
-use super::projects::project_not_found;
+use super::records::project_not_found;
 use super::records::{decode_opt, decode_ref, feature_environment_key, project_key};
 use crate::auth::Caller;
 use crate::error::Result;
@@ -101,9 +101,9 @@ impl ToggleAdmin {
         query: &FeatureListQuery,
     ) -> Result<FeatureList> {
         self.require(caller, &[]).await?;
-        let view = self.at_view().await?;
+        let view = self.store.view().await?;
         let pkey = project_key(project);
-        let current: Project = decode_opt(&pkey, view.store.get(&pkey).await?.as_ref())?
+        let current: Project = decode_opt(&pkey, view.get(&pkey).await?.as_ref())?
             .ok_or_else(|| project_not_found(project))?;
         let needle = query
             .search
@@ -116,7 +116,7 @@ impl ToggleAdmin {
                 .as_deref()
                 .is_none_or(|n| text.to_lowercase().contains(n))
         };
-        let listing = view.store.list(Collection::Features, "").await?;
+        let listing = view.list(Collection::Features, "").await?;
         let limit = query.limit.min(MAX_FEATURE_PAGE);
         let mut total = 0usize;
         let mut page = Vec::new();
@@ -150,7 +150,7 @@ impl ToggleAdmin {
                     .map(|e| feature_environment_key(&f.name, e))
             })
             .collect();
-        let records = view.store.get_many(&keys).await?;
+        let records = view.get_many(&keys).await?;
         let mut records = keys.iter().zip(records);
         for feature in &mut page {
             for _ in &environments {

@@ -80,11 +80,11 @@ pub use crate::model::{
 };
 pub use client_metrics::DEFAULT_METRICS_FLUSH_INTERVAL;
 pub use client_scope::DEFAULT_CLIENT_ENVIRONMENT;
+pub use delta::{DEFAULT_HISTORY_AGE, DEFAULT_HISTORY_EVENTS, DeltaAnswer, MAX_SCOPES, PushConfig};
 pub use feature_list::{FeatureList, FeatureListQuery, FeatureSummary, MAX_FEATURE_PAGE};
-pub use keys::token_access;
 #[cfg(feature = "frontend")]
 pub use frontend::{MAX_CONTEXT_PROPERTIES, MAX_CONTEXT_VALUE};
-pub use delta::{DEFAULT_HISTORY_AGE, DEFAULT_HISTORY_EVENTS, DeltaAnswer, MAX_SCOPES, PushConfig};
+pub use keys::token_access;
 pub use streaming::ClientStream;
 #[cfg(feature = "http")]
 pub(crate) use variants::VariantsChange;

@@ -120,7 +120,10 @@ impl ToggleAdmin {
     /// Every project, by id. Any valid key may list them.
     pub async fn projects(&self, caller: &Caller) -> Result<Vec<Project>> {
         self.require(caller, &[]).await?;
-        let (_, projects) = self.list_decoded::<Project>(Collection::Projects).await?;
+        let (_, projects) = self
+            .reader()
+            .list_decoded::<Project>(Collection::Projects)
+            .await?;
         Ok(projects)
     }
 

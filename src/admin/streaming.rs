@@ -36,10 +36,10 @@ use tokio::sync::broadcast;
 use tokio::sync::broadcast::error::RecvError;
 
 use super::ToggleAdmin;
-use super::client::ClientFeaturesQuery;
 use super::delta::{ScopeHistory, StreamMessage, delta_query, encode_delta, event_id};
 use crate::auth::{ApiKeyInfo, Caller};
 use crate::error::{Error, Result};
+use crate::model::ClientFeaturesQuery;
 use crate::store::{Collection, Key, Revision};
 
 /// The keep-alive comment.

@@ -99,12 +99,16 @@ fn bench(c: &mut Criterion) {
     let app = toggle_admin::http::router(admin.clone());
     let mut group = c.benchmark_group("frontend_1000");
     group.bench_function("evaluate all, one context", |b| {
-        b.to_async(&runtime)
-            .iter(|| admin.frontend_features(&caller, &context(), true))
+        b.to_async(&runtime).iter(|| async {
+            let context = context();
+            admin.frontend_features(&caller, &context, true).await
+        })
     });
     group.bench_function("evaluate enabled, one context", |b| {
-        b.to_async(&runtime)
-            .iter(|| admin.frontend_features(&caller, &context(), false))
+        b.to_async(&runtime).iter(|| async {
+            let context = context();
+            admin.frontend_features(&caller, &context, false).await
+        })
     });
     group.bench_function("GET /api/frontend", |b| {
         b.to_async(&runtime).iter(|| {

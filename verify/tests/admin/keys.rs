@@ -6,12 +6,12 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
-use toggle_admin::async_trait;
 use chrono::Utc;
 use serde_json::json;
 use test_support::access::user_with_key;
 use test_support::facade::{all_events, patch};
 use test_support::wrapped::{Behaviour, Wrapped};
+use toggle_admin::async_trait;
 use toggle_admin::model::{Environment, Project};
 use toggle_admin::store::{ChangeSet, Collection, Event, Key, Revision, Store, StoreError};
 use toggle_admin::{Caller, Error, Grant, KeyAccess, MemoryStore, Permission, ToggleAdmin};

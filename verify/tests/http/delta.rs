@@ -1,7 +1,6 @@
 //! The delta API, `GET /api/client/delta`: hydration, the events since an event id, 304,
 //! scoping by key, malformed `If-None-Match`, a client too far behind, bounded history.
 
-
 use axum::body::Body;
 use axum::http::{Method, Request, StatusCode, header};
 use http_body_util::BodyExt;

@@ -2,7 +2,6 @@
 //! `/api/client/metrics/bulk`) through the router: frontend keys and their scope, evaluation
 //! as the admin API set it, CORS, metrics and registrations, hostile contexts.
 
-
 use axum::body::Body;
 use axum::http::{Method, Request, StatusCode, header};
 use http_body_util::BodyExt;
