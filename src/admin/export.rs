@@ -30,7 +30,7 @@ impl ToggleAdmin {
     /// and value, segments by id, context fields and tag types by name), and only the tag
     /// types, context fields and segments the exported features use are included. Strategy
     /// ids are the stored ones (an import gives new ones). Any valid key may export. A `tag`
-    /// not written `type:value` is an [`Error::Validation`].
+    /// not written `type:value` is an [`Error::Validation`](crate::Error::Validation).
     ///
     /// The document is read from one consistent view of the store (one revision), without
     /// waiting for writers or retrying when they commit meanwhile.

@@ -2,7 +2,7 @@
 //!
 //! authenticate → authorise → read what the operation needs from the store → pure domain
 //! function → one [`Store::commit`] whose preconditions are the revisions read. On
-//! [`StoreError::Conflict`] the operation re-reads and decides again (bounded), so concurrent
+//! [`StoreError::Conflict`](crate::store::StoreError::Conflict) the operation re-reads and decides again (bounded), so concurrent
 //! writers never lose an update.
 //!
 //! The operations live in one file per area (`variants`, `projects`, `keys`, …); this file
