@@ -175,7 +175,7 @@ pub(crate) struct PushState {
     scopes: Mutex<HashMap<ScopeKey, Arc<ScopeHistory>>>,
     /// The last revision committed through this admin or learnt from the store.
     pub(super) committed: tokio::sync::watch::Sender<Revision>,
-    pub(super) streams: Mutex<super::streaming::StreamCounts>,
+    pub(super) streams: Mutex<StreamCounts>,
 }
 
 impl Default for PushState {
@@ -184,7 +184,7 @@ impl Default for PushState {
             config: Mutex::new(PushConfig::default()),
             scopes: Mutex::new(HashMap::new()),
             committed: tokio::sync::watch::Sender::new(Revision::ABSENT),
-            streams: Mutex::new(super::streaming::StreamCounts::default()),
+            streams: Mutex::new(StreamCounts::default()),
         }
     }
 }
@@ -487,7 +487,7 @@ impl ToggleAdmin {
         let events = inner.advance(revision, document, &config)?;
         if !events.is_empty() && history.channel.receiver_count() > 0 {
             let json = encode_delta(events)?;
-            let text = super::streaming::sse_event("unleash-updated", revision, &json);
+            let text = sse_event("unleash-updated", revision, &json);
             let _ = history.channel.send(StreamMessage::Update {
                 from,
                 to: revision,
@@ -516,4 +516,29 @@ pub(super) fn delta_query(query: &ClientFeaturesQuery) -> ClientFeaturesQuery {
         segments: true,
         ..query.clone()
     }
+}
+
+/// The streams open over one admin.
+#[derive(Debug, Default)]
+pub(crate) struct StreamCounts {
+    pub(super) total: usize,
+    pub(super) per_key: std::collections::HashMap<String, usize>,
+    /// [`ToggleAdmin::end_streams`] was called: no stream opens any more.
+    pub(super) closing: bool,
+    /// The pump task runs.
+    pub(super) pump: bool,
+}
+
+/// One server-sent event: `event:`, `id:` (the event id of `revision`), `data:`.
+pub(super) fn sse_event(name: &str, revision: Revision, data: &[u8]) -> bytes::Bytes {
+    let id = event_id(revision).to_string();
+    let mut text = Vec::with_capacity(name.len() + id.len() + data.len() + 24);
+    text.extend_from_slice(b"event: ");
+    text.extend_from_slice(name.as_bytes());
+    text.extend_from_slice(b"\nid: ");
+    text.extend_from_slice(id.as_bytes());
+    text.extend_from_slice(b"\ndata: ");
+    text.extend_from_slice(data);
+    text.extend_from_slice(b"\n\n");
+    bytes::Bytes::from(text)
 }

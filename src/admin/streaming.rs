@@ -36,7 +36,9 @@ use tokio::sync::broadcast;
 use tokio::sync::broadcast::error::RecvError;
 
 use super::ToggleAdmin;
-use super::delta::{ScopeHistory, StreamMessage, delta_query, encode_delta, event_id};
+use super::delta::{
+    ScopeHistory, StreamCounts, StreamMessage, delta_query, encode_delta, event_id, sse_event,
+};
 use crate::auth::{ApiKeyInfo, Caller};
 use crate::error::{Error, Result};
 use crate::model::ClientFeaturesQuery;
@@ -44,17 +46,6 @@ use crate::store::{Collection, Key, Revision};
 
 /// The keep-alive comment.
 const KEEP_ALIVE: &[u8] = b": keep-alive\n\n";
-
-/// The streams open over one admin.
-#[derive(Debug, Default)]
-pub(crate) struct StreamCounts {
-    total: usize,
-    per_key: HashMap<String, usize>,
-    /// [`ToggleAdmin::end_streams`] was called: no stream opens any more.
-    closing: bool,
-    /// The pump task runs.
-    pump: bool,
-}
 
 /// Counts a stream while it lives.
 #[derive(Debug)]
@@ -85,20 +76,6 @@ pub struct ClientStream {
     receiver: broadcast::Receiver<StreamMessage>,
     last: Revision,
     first: Option<Bytes>,
-}
-
-/// One server-sent event: `event:`, `id:` (the event id of `revision`), `data:`.
-pub(super) fn sse_event(name: &str, revision: Revision, data: &[u8]) -> Bytes {
-    let id = event_id(revision).to_string();
-    let mut text = Vec::with_capacity(name.len() + id.len() + data.len() + 24);
-    text.extend_from_slice(b"event: ");
-    text.extend_from_slice(name.as_bytes());
-    text.extend_from_slice(b"\nid: ");
-    text.extend_from_slice(id.as_bytes());
-    text.extend_from_slice(b"\ndata: ");
-    text.extend_from_slice(data);
-    text.extend_from_slice(b"\n\n");
-    Bytes::from(text)
 }
 
 impl ClientStream {

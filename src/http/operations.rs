@@ -142,8 +142,10 @@ async fn health() -> Response {
 /// then a rollback) and fails when PostgreSQL is unreachable; these answer 503
 /// `{"health": "BAD"}` (the cause goes to the log, not to the unauthenticated caller).
 ///
-/// What the probe cannot see is a disk that would refuse the next write: the FileStore
-/// learns that from its next commit, and stops; the probe after it answers 503. Committing
+/// Before the probe it asks the store for a condition it already knows of
+/// ([`Store::readiness`](crate::store::Store::readiness)): a FileStore whose last batch was
+/// refused for want of space answers 503 until a batch is written again. What neither can
+/// see is a disk that would refuse the next write before any write has tried. Committing
 /// on every probe would have seen it sooner, at the cost of a journal record and a new
 /// revision per probe (a probe every few seconds is thousands of records a day).
 async fn ready(State(admin): State<ToggleAdmin>) -> Response {
@@ -152,7 +154,13 @@ async fn ready(State(admin): State<ToggleAdmin>) -> Response {
         Key::new(Collection::Sequences, "readiness-probe"),
         Revision(u64::MAX),
     );
-    match admin.store().commit(probe).await {
+    // A condition the store already knows of (a full disk) first: the probe itself changes
+    // nothing, so it never needs room.
+    let answer = match admin.store().readiness().await {
+        Ok(()) => admin.store().commit(probe).await,
+        Err(error) => Err(error),
+    };
+    match answer {
         // A conflict is the answer expected; a store that committed the empty change set
         // (whose preconditions it did not check) could commit too.
         Err(StoreError::Conflict(_)) | Ok(_) => {

@@ -209,9 +209,9 @@ pub(crate) struct PlannedEvent {
     /// Whether it concerns the target environment.
     pub in_environment: bool,
     /// The state before.
-    pub pre_data: Option<crate::store::Json>,
+    pub pre_data: Option<crate::model::Json>,
     /// The state after.
-    pub data: Option<crate::store::Json>,
+    pub data: Option<crate::model::Json>,
 }
 
 /// Everything a valid import writes, in domain terms.

@@ -14,9 +14,9 @@ use super::strategy::default_strategy;
 use super::{
     FeatureEnvironmentState, ImportPlan, ImportReport, Issues, Outcome, PlannedEvent, Snapshot,
 };
+use crate::model::Json;
 use crate::model::Permission;
 use crate::model::{ContextField, FeatureStrategy};
-use crate::store::Json;
 
 /// Check `body` against `snapshot` and plan the import. `new_id` hands out strategy ids.
 pub(crate) fn plan(

@@ -12,7 +12,6 @@
 mod event_log;
 mod events;
 mod file;
-mod json;
 mod memory;
 #[cfg(feature = "postgres")]
 mod postgres;
@@ -31,9 +30,9 @@ use async_trait::async_trait;
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 
+pub use crate::model::Json;
 pub use events::{EventCounts, EventPage, EventQuery};
 pub use file::{FileStore, FileStoreBuilder, FileStoreStats, Recovery, TruncatedTail};
-pub use json::Json;
 pub use memory::MemoryStore;
 #[cfg(feature = "postgres")]
 #[cfg_attr(docsrs, doc(cfg(feature = "postgres")))]
@@ -628,6 +627,15 @@ pub trait Store: fmt::Debug + Send + Sync + 'static {
     fn changes(&self) -> Option<tokio::sync::watch::Receiver<Revision>> {
         None
     }
+
+    /// Whether the store knows of a condition that refuses writes now, without writing
+    /// anything: `GET /ready` asks this before its probe (a commit that changes nothing,
+    /// and so never needs room). The default knows of none; the FileStore answers
+    /// [`StoreError::OutOfSpace`] from a batch refused for want of space until a batch is
+    /// written again.
+    async fn readiness(&self) -> Result<(), StoreError> {
+        Ok(())
+    }
 }
 
 macro_rules! forward_store {
@@ -667,6 +675,9 @@ macro_rules! forward_store {
             }
             fn changes(&self) -> Option<tokio::sync::watch::Receiver<Revision>> {
                 (**self).changes()
+            }
+            async fn readiness(&self) -> Result<(), StoreError> {
+                (**self).readiness().await
             }
         }
     )*};

@@ -12,7 +12,7 @@ use axum::response::{IntoResponse, Redirect, Response};
 use maud::{Markup, html};
 
 use super::fields::Fields;
-use super::layout::{self, Page, csrf_input, seg};
+use super::layout::{self, Page, seg};
 use super::session::Signed;
 use super::{Ui, csrf};
 use crate::access::{Group, Role, User};
@@ -146,7 +146,7 @@ fn render(
         @if let Some(problem) = problem { (problem) }
         p.hint { "Tick who holds each role in this project, then save: the whole assignment is saved at once." }
         form method="post" action=(ui.url(&format!("/projects/{}/access", seg(project)))) {
-            (csrf_input(signed))
+            (csrf::input(signed))
             @for role in &dir.roles {
                 @let current = held(role.id);
                 fieldset {

@@ -11,7 +11,7 @@ use axum::response::{IntoResponse, Redirect, Response};
 use maud::html;
 
 use super::fields::Fields;
-use super::layout::{self, Page, csrf_input, seg};
+use super::layout::{self, Page, seg};
 use super::session::Signed;
 use super::{Ui, csrf};
 
@@ -91,7 +91,7 @@ pub(crate) async fn confirm(
             "Running SDKs register it again when they next start."
         }
         form method="post" action=(ui.url(&format!("/applications/{}/delete", seg(&name)))) {
-            (csrf_input(&signed))
+            (csrf::input(&signed))
             div.actions {
                 button.danger type="submit" { "Delete " (app.name) }
                 a href=(ui.url("/applications")) { "Cancel" }

@@ -12,20 +12,17 @@ use super::session::Signed;
 /// The name of the token's hidden form field.
 pub(crate) const FIELD: &str = "csrf";
 
+/// The hidden field with the session's CSRF token, for every form that changes something.
+pub(crate) fn input(signed: &Signed) -> maud::Markup {
+    maud::html! { input type="hidden" name=(FIELD) value=(signed.session.csrf); }
+}
+
 /// What a refused form is told.
 pub(crate) const REFUSED: &str = "This form has expired or did not come from this page (its security token does not match your session). Reload the page and try again.";
 
 /// What a cross-site POST is told.
 pub(crate) const CROSS_SITE: &str =
     "This request came from another site, so it was refused. Use the form on this page.";
-
-/// 32 random bytes, hex: a session id or a CSRF token. `None` if the system has no
-/// randomness to give.
-pub(crate) fn random_token() -> Option<String> {
-    let mut bytes = [0u8; 32];
-    getrandom::fill(&mut bytes).ok()?;
-    Some(bytes.iter().map(|b| format!("{b:02x}")).collect())
-}
 
 /// Whether the browser says the request came from another site: `Sec-Fetch-Site:
 /// cross-site`, or an `Origin` whose host is not the `Host` the request was sent to.
@@ -87,7 +84,10 @@ mod tests {
 
     #[test]
     fn tokens_are_random_and_compared_whole() {
-        let (a, b) = (random_token().unwrap(), random_token().unwrap());
+        let (a, b) = (
+            super::super::session::random_token().unwrap(),
+            super::super::session::random_token().unwrap(),
+        );
         assert_eq!(a.len(), 64);
         assert_ne!(a, b);
         assert!(equal(a.as_bytes(), a.as_bytes()));

@@ -11,7 +11,7 @@ use maud::{Markup, html};
 use serde::Deserialize;
 use serde_json::Value;
 
-use super::layout::{self, Page, csrf_input, error_box};
+use super::layout::{self, Page, error_box};
 use super::session::Signed;
 use super::{Ui, csrf};
 use crate::import::ValidationItem;
@@ -229,7 +229,7 @@ fn render(
     let body = html! {
         @if let Some(outcome) = outcome { (outcome) }
         form method="post" action=(ui.url("/import")) enctype="multipart/form-data" {
-            (csrf_input(signed))
+            (csrf::input(signed))
             label for="project" { "Project" }
             select #project name="project" required {
                 @for p in projects { option value=(p.id) selected[p.id == form.project] { (p.name) " (" (p.id) ")" } }

@@ -8,7 +8,7 @@ use axum::response::{IntoResponse, Redirect, Response};
 use maud::{Markup, html};
 
 use super::fields::Fields;
-use super::layout::{self, Page, csrf_input, seg};
+use super::layout::{self, Page, seg};
 use super::session::Signed;
 use super::{Ui, csrf};
 use crate::auth::{KeyAccess, NewApiKey};
@@ -47,7 +47,7 @@ async fn render(ui: &Ui, signed: &Signed, outcome: Option<Markup>, status: Statu
         @if let Some(outcome) = outcome { (outcome) }
         h2 { "Create a key" }
         form.narrow method="post" action=(ui.url("/keys")) {
-            (csrf_input(signed))
+            (csrf::input(signed))
             label for="name" { "Name" }
             input #name type="text" name="name" required maxlength="255";
             label for="kind" { "Kind" }
@@ -76,7 +76,7 @@ async fn render(ui: &Ui, signed: &Signed, outcome: Option<Markup>, status: Statu
                         td { @match &key.expires_at { Some(at) => { (at.format("%Y-%m-%d %H:%M UTC")) } None => "never" } }
                         td {
                             form.inline method="post" action=(ui.url(&format!("/keys/{}/revoke", seg(&key.id.to_string())))) {
-                                (csrf_input(signed))
+                                (csrf::input(signed))
                                 button.danger type="submit" aria-label=(format!("Revoke {}", key.name)) { "Revoke" }
                             }
                         }

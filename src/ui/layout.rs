@@ -6,7 +6,7 @@ use axum::response::{Html, IntoResponse, Redirect, Response};
 use maud::{DOCTYPE, Markup, html};
 
 use super::session::Signed;
-use super::{Ui, assets, csrf};
+use super::{Ui, assets};
 use crate::error::{Error, ErrorDetail};
 
 /// A page's title and content.
@@ -55,7 +55,7 @@ pub(crate) fn render(
                         }
                         form.signout method="post" action=(ui.url("/sign-out")) {
                             span.who { "Signed in as " strong { (signed.caller().key().name) } }
-                            (csrf_input(signed))
+                            (csrf::input(signed))
                             button.link type="submit" { "Sign out" }
                         }
                     }
@@ -71,11 +71,6 @@ pub(crate) fn render(
         }
     };
     (status, Html(markup.into_string())).into_response()
-}
-
-/// The hidden field with the session's CSRF token, for every form that changes something.
-pub(crate) fn csrf_input(signed: &Signed) -> Markup {
-    html! { input type="hidden" name=(csrf::FIELD) value=(signed.session.csrf); }
 }
 
 /// A 403 page saying why.

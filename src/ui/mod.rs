@@ -42,6 +42,7 @@ mod keys;
 mod layout;
 mod projects;
 mod session;
+mod sign_in;
 mod variants;
 
 use std::sync::Arc;
@@ -148,9 +149,9 @@ impl UiConfig {
             .route("/", get(projects::home))
             .route(
                 "/sign-in",
-                get(session::sign_in_page).post(session::sign_in),
+                get(sign_in::sign_in_page).post(sign_in::sign_in),
             )
-            .route("/sign-out", post(session::sign_out))
+            .route("/sign-out", post(sign_in::sign_out))
             .route("/static/{file}", get(assets::serve))
             .route("/projects/{project}", get(projects::features))
             .route(

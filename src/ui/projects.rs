@@ -11,7 +11,7 @@ use maud::{Markup, html};
 use serde::Deserialize;
 
 use super::fields::Fields;
-use super::layout::{self, Page, csrf_input, pager, query, seg};
+use super::layout::{self, Page, pager, query, seg};
 use super::session::Signed;
 use super::{Ui, csrf};
 use crate::admin::FeatureListQuery;
@@ -172,7 +172,7 @@ fn toggle(
     ));
     html! {
         form.inline method="post" action=(action) {
-            (csrf_input(signed))
+            (csrf::input(signed))
             input type="hidden" name="enabled" value=(if on { "false" } else { "true" });
             input type="hidden" name="back" value=(back);
             button.toggle.on[on].off[!on] type="submit"

@@ -1,4 +1,5 @@
-//! Sign-in, sign-out and the session table.
+//! The session table and the signed-in state (the pages that start and end a session are
+//! in `sign_in.rs`).
 //!
 //! A session holds the [`Caller`] the key authenticated as, never the key: the facade
 //! re-reads the key's record at every call, so a revoked or expired key stops working at its
@@ -15,10 +16,16 @@ use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Redirect, Response};
 use maud::html;
 
-use super::fields::Fields;
-use super::layout::{self, Page};
-use super::{Ui, csrf};
+use super::Ui;
 use crate::auth::{Caller, KeyAccess};
+
+/// 32 random bytes, hex: a session id or a CSRF token. `None` if the system has no
+/// randomness to give.
+pub(crate) fn random_token() -> Option<String> {
+    let mut bytes = [0u8; 32];
+    getrandom::fill(&mut bytes).ok()?;
+    Some(bytes.iter().map(|b| format!("{b:02x}")).collect())
+}
 
 /// The session cookie's name.
 pub(crate) const COOKIE: &str = "toggle_admin_session";
@@ -74,10 +81,10 @@ impl Sessions {
 
     /// Start a session for `caller`; its id.
     fn start(&self, caller: Caller) -> Option<String> {
-        let id = csrf::random_token()?;
+        let id = random_token()?;
         let session = Session {
             caller,
-            csrf: csrf::random_token()?,
+            csrf: random_token()?,
             flash: None,
             expires: Instant::now() + self.idle,
         };
@@ -183,7 +190,12 @@ fn over_tls(parts_uri_scheme: Option<&str>, headers: &HeaderMap) -> bool {
     parts_uri_scheme == Some("https") || forwarded_proto || forwarded
 }
 
-fn cookie(ui: &Ui, value: &str, max_age: Option<u64>, secure: bool) -> Option<HeaderValue> {
+pub(super) fn cookie(
+    ui: &Ui,
+    value: &str,
+    max_age: Option<u64>,
+    secure: bool,
+) -> Option<HeaderValue> {
     let mut text = format!(
         "{COOKIE}={value}; Path={}; HttpOnly; SameSite=Strict",
         ui.config.base
@@ -197,88 +209,12 @@ fn cookie(ui: &Ui, value: &str, max_age: Option<u64>, secure: bool) -> Option<He
     HeaderValue::from_str(&text).ok()
 }
 
-fn secure(ui: &Ui, scheme: Option<&str>, headers: &HeaderMap) -> bool {
+pub(super) fn secure(ui: &Ui, scheme: Option<&str>, headers: &HeaderMap) -> bool {
     match ui.config.secure_cookie {
         SecureCookie::Always => true,
         SecureCookie::Never => false,
         SecureCookie::Auto => over_tls(scheme, headers),
     }
-}
-
-/// `GET /sign-in`.
-pub(crate) async fn sign_in_page(State(ui): State<Ui>) -> Response {
-    layout::render(&ui, None, &sign_in_form(&ui, None), StatusCode::OK)
-}
-
-fn sign_in_form(ui: &Ui, problem: Option<&str>) -> Page {
-    Page::new(
-        "Sign in",
-        html! {
-            @if let Some(problem) = problem {
-                p.error role="alert" { (problem) }
-            }
-            form.narrow method="post" action=(ui.url("/sign-in")) {
-                label for="key" { "API key or user key" }
-                input #key type="password" name="key" required autocomplete="off" autofocus;
-                p.hint { "An admin key, a key with grants, or a key that acts as a user. It is checked once and kept only on the server." }
-                button type="submit" { "Sign in" }
-            }
-        },
-    )
-}
-
-/// `POST /sign-in`: check the key, start a session, set its cookie.
-pub(crate) async fn sign_in(
-    State(ui): State<Ui>,
-    parts: axum::http::request::Parts,
-    fields: Fields,
-) -> Response {
-    if csrf::cross_site(&parts.headers) {
-        return layout::refusal(&ui, None, csrf::CROSS_SITE);
-    }
-    let key = fields.get("key").unwrap_or_default().trim().to_owned();
-    let problem = match ui.admin.authenticate(Some(&key)).await {
-        Ok(caller) if matches!(caller.key().access, KeyAccess::Client { .. }) => {
-            "A client key cannot sign in here: use an admin key, a key with grants or a user key."
-        }
-        Ok(caller) => {
-            let Some(id) = ui.sessions.start(caller) else {
-                return layout::failure(&ui, None, "No random session id could be made.");
-            };
-            let secure = secure(&ui, parts.uri.scheme_str(), &parts.headers);
-            let mut response = Redirect::to(&ui.url("")).into_response();
-            if let Some(value) = cookie(&ui, &id, None, secure) {
-                response.headers_mut().insert(header::SET_COOKIE, value);
-            }
-            return response;
-        }
-        Err(_) => "That key is unknown, revoked or expired.",
-    };
-    layout::render(
-        &ui,
-        None,
-        &sign_in_form(&ui, Some(problem)),
-        StatusCode::UNAUTHORIZED,
-    )
-}
-
-/// `POST /sign-out`: end the session, clear its cookie.
-pub(crate) async fn sign_out(
-    State(ui): State<Ui>,
-    signed: Signed,
-    parts: axum::http::request::Parts,
-    fields: Fields,
-) -> Response {
-    if let Some(refused) = csrf::check(&ui, &signed, &parts.headers, &fields) {
-        return refused;
-    }
-    ui.sessions.end(&signed.id);
-    let secure = secure(&ui, parts.uri.scheme_str(), &parts.headers);
-    let mut response = Redirect::to(&ui.url("/sign-in")).into_response();
-    if let Some(value) = cookie(&ui, "", Some(0), secure) {
-        response.headers_mut().insert(header::SET_COOKIE, value);
-    }
-    response
 }
 
 #[cfg(test)]

@@ -17,7 +17,7 @@ use maud::{Markup, html};
 use serde_json::{Value, json};
 
 use super::fields::Fields;
-use super::layout::{self, Page, csrf_input, seg};
+use super::layout::{self, Page, seg};
 use super::session::Signed;
 use super::{Ui, csrf};
 use crate::error::{Error, ErrorDetail};
@@ -470,7 +470,7 @@ impl Form<'_> {
                 code { "userId: alice, bob" } "."
             }
             form method="post" action=(t.path(ui)) novalidate {
-                (csrf_input(signed))
+                (csrf::input(signed))
                 input type="hidden" name="original" value=(self.original);
                 input type="hidden" name="rows" value=(self.rows.len());
                 table.variants {

@@ -110,7 +110,7 @@ async fn the_prometheus_scrape_counts_requests_and_commits() {
     let dir = tempfile::tempdir().unwrap();
     let store = toggle_admin::store::FileStore::open(dir.path()).unwrap();
     let admin = ToggleAdmin::new(store);
-    let server = Running::start(RouterConfig::new().prometheus(handle), admin).await;
+    let server = Running::start(RouterConfig::new().prometheus(handle), admin.clone()).await;
     let scrape = || async { get(&server.url(PROMETHEUS_PATH)).await.1 };
     let health = [("method", "GET"), ("path", "/health"), ("status", "200")];
     let missing = [("path", "unmatched"), ("status", "404")];
@@ -133,7 +133,21 @@ async fn the_prometheus_scrape_counts_requests_and_commits() {
             .unwrap();
         assert_eq!(answer.status(), 405);
     }
-    // Each readiness probe is one FileStore commit.
+    // Two FileStore commits: the bootstrap key and an environment.
+    let key = admin.bootstrap_admin_key("ops").await.unwrap();
+    let caller = admin.authenticate(Some(&key.secret)).await.unwrap();
+    admin
+        .create_environment(
+            &caller,
+            &toggle_admin::model::Environment {
+                name: "metrics".into(),
+                environment_type: "test".into(),
+                ..Default::default()
+            },
+        )
+        .await
+        .unwrap();
+    // Readiness probes commit nothing, and are counted as requests.
     for _ in 0..2 {
         assert_eq!(get(&server.url("/ready")).await.0, 200);
     }

@@ -111,7 +111,8 @@ fn expand(prefix: &str, tree: &str, out: &mut Vec<String>) {
         None => out.push(format!("{prefix}{tree}")),
         Some(open) => {
             let head = &tree[..open];
-            let inner = &tree[open + 1..tree.rfind('}').unwrap_or(tree.len())];
+            let close = tree.rfind('}').filter(|&c| c > open).unwrap_or(tree.len());
+            let inner = &tree[open + 1..close];
             let mut depth = 0;
             let mut start = 0;
             for (i, c) in inner.char_indices() {
@@ -137,16 +138,12 @@ fn expand(prefix: &str, tree: &str, out: &mut Vec<String>) {
 fn paths(code: &str) -> Vec<String> {
     let mut out = Vec::new();
     // `use` statements, possibly over several lines.
-    let mut rest = code;
-    while let Some(at) = find_word(rest, "use ") {
-        let after = &rest[at + 4..];
-        let end = after.find(';').unwrap_or(after.len());
+    for statement in use_statements(code, "use ") {
         out.extend(
-            use_paths(&after[..end])
+            use_paths(&statement)
                 .into_iter()
                 .map(|p| p.split("=>").next().unwrap_or("").to_owned()),
         );
-        rest = &after[end..];
     }
     // Inline paths.
     for anchor in ["crate::", "super::"] {
@@ -163,18 +160,38 @@ fn paths(code: &str) -> Vec<String> {
     out
 }
 
-/// The start of `word` where it begins a token (not inside `reuse `, say).
-fn find_word(text: &str, word: &str) -> Option<usize> {
-    let mut from = 0;
-    while let Some(at) = text[from..].find(word) {
-        let at = from + at;
-        let before = text[..at].chars().next_back();
-        if before.is_none_or(|c| !(c.is_alphanumeric() || c == '_')) {
-            return Some(at);
+/// The `use` trees of `code`: each statement that starts a line (after white space and a
+/// visibility such as `pub(crate) `), up to its `;`, possibly over several lines. Text in
+/// string literals never starts a line with `use `, so it is not mistaken for one.
+fn use_statements(code: &str, keyword: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut lines = code.lines();
+    while let Some(line) = lines.next() {
+        let mut t = line.trim_start();
+        if let Some(rest) = t.strip_prefix("pub") {
+            let rest = match rest.strip_prefix('(') {
+                Some(inner) => inner.split_once(')').map_or("", |(_, after)| after),
+                None => rest,
+            };
+            t = rest.trim_start();
         }
-        from = at + word.len();
+        let Some(tree) = t.strip_prefix(keyword) else {
+            continue;
+        };
+        let mut statement = tree.to_owned();
+        while !statement.contains(';') {
+            match lines.next() {
+                Some(next) => {
+                    statement.push(' ');
+                    statement.push_str(next);
+                }
+                None => break,
+            }
+        }
+        let end = statement.find(';').unwrap_or(statement.len());
+        out.push(statement[..end].to_owned());
     }
-    None
+    out
 }
 
 /// The module a path names, from `module` (the file it is written in): the longest prefix
@@ -234,11 +251,8 @@ fn root_exports(known: &BTreeMap<Module, PathBuf>) -> BTreeMap<String, Module> {
     };
     let text = code(&std::fs::read_to_string(lib).unwrap());
     let mut out = BTreeMap::new();
-    let mut rest = text.as_str();
-    while let Some(at) = find_word(rest, "pub use ") {
-        let after = &rest[at + 8..];
-        let end = after.find(';').unwrap_or(after.len());
-        for path in use_paths(&after[..end]) {
+    for statement in use_statements(&text, "use ") {
+        for path in use_paths(&statement) {
             let (path, name) = match path.split_once("=>") {
                 Some((p, alias)) => (p.to_owned(), alias.to_owned()),
                 None => (
@@ -252,7 +266,6 @@ fn root_exports(known: &BTreeMap<Module, PathBuf>) -> BTreeMap<String, Module> {
                 out.insert(name, module);
             }
         }
-        rest = &after[end..];
     }
     out
 }

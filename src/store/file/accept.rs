@@ -7,7 +7,8 @@ use std::sync::{Arc, PoisonError, mpsc};
 
 use tokio::sync::oneshot;
 
-use super::writer::{self, Failure, Job};
+use super::Job;
+use super::writer::{self, Failure};
 use super::{FileStore, Shared};
 use crate::store::{Accepted, ChangeSet, Records, Revision, StoreError};
 

@@ -167,6 +167,10 @@ struct Shared {
     /// check for a failure before each batch without taking the acceptor lock, which the
     /// committing task may still hold when the writer thread wakes up for its commit.
     failed: AtomicBool,
+    /// Set when the last batch was refused for want of space, cleared by the next batch
+    /// written: what [`Store::readiness`] reports, since a probe that changes nothing never
+    /// makes room (see `space`).
+    out_of_space: AtomicBool,
     /// The journal's writing end: held by whoever writes a batch.
     journal: Mutex<writer::Journal>,
     /// Commits accepted and not yet answered by a writer.
@@ -376,6 +380,7 @@ impl FileStore {
                 wake: Some(wake),
             }),
             failed: AtomicBool::new(false),
+            out_of_space: AtomicBool::new(false),
             journal: Mutex::new(writer::Journal::new(
                 receiver,
                 opened.active_segment,
@@ -499,6 +504,19 @@ impl fmt::Debug for FileStore {
 
 #[async_trait]
 impl Store for FileStore {
+    async fn readiness(&self) -> Result<(), StoreError> {
+        if self.shared.out_of_space.load(Ordering::Acquire) {
+            return Err(StoreError::OutOfSpace {
+                context: "the last batch was refused because the disk is full; the next commit tries again".to_owned(),
+                source: std::io::Error::new(
+                    std::io::ErrorKind::StorageFull,
+                    "the disk is full",
+                ),
+            });
+        }
+        Ok(())
+    }
+
     async fn get(&self, key: &Key) -> Result<Option<Versioned>, StoreError> {
         Ok(self.read_state().records.get(key))
     }
@@ -554,4 +572,23 @@ impl Store for FileStore {
     async fn submit(&self, changes: ChangeSet) -> Result<Accepted, StoreError> {
         self.submit_changes(changes).await
     }
+}
+
+/// Work for the writer thread.
+pub(super) enum Job {
+    /// An accepted commit to make durable.
+    Commit {
+        revision: Revision,
+        /// The change set as JSON: the journal record's payload.
+        payload: Vec<u8>,
+        /// The accepted records right after this commit (boxed: they are large by value).
+        records: Box<Records>,
+        /// The commit's events, numbered.
+        events: Vec<Event>,
+        done: tokio::sync::oneshot::Sender<Result<(), StoreError>>,
+    },
+    /// Start a new segment and write a snapshot now; answer once the snapshot is in place.
+    Compact {
+        done: tokio::sync::oneshot::Sender<Result<(), StoreError>>,
+    },
 }

@@ -29,9 +29,9 @@ use std::sync::mpsc;
 
 use tokio::sync::oneshot;
 
+use super::Job;
 use super::Shared;
 use super::disk::Disk;
-use super::writer::Job;
 use crate::store::StoreError;
 
 /// How appending a batch to the journal failed.
@@ -108,6 +108,9 @@ pub(super) fn refuse_unwritten(
 ) {
     tracing::warn!(%error, "the journal could not take a batch; its commits are refused, the store goes on");
     metrics::counter!("toggle_admin_store_errors_total", "store" => "file").increment(1);
+    shared
+        .out_of_space
+        .store(error.is_out_of_space(), Ordering::Release);
     let commits = waiting.len();
     let mut compactions = Vec::new();
     let mut acceptor = shared.acceptor();

@@ -236,8 +236,8 @@ async fn a_lone_commit_dropped_unawaited_is_written_by_the_thread() {
 
 /// A batch of more than one commit ends inline writes until the writer has been lone for
 /// `LONE_STREAK` batches in a row: a commit left unawaited, then another, make the writer
-/// thread write both as one batch; the next `LONE_STREAK` commits go to the thread, the one
-/// after is written inline.
+/// thread write both as one batch; the next `LONE_STREAK` commits go to the thread, and
+/// inline writes resume after them.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_batch_of_two_ends_inline_writes_until_a_streak_of_lone_batches() {
     let store = FileStore::open_on(Arc::new(SimDisk::new()), options(u64::MAX)).unwrap();
@@ -251,8 +251,16 @@ async fn a_batch_of_two_ends_inline_writes_until_a_streak_of_lone_batches() {
         store.commit(put_with_event(10 + i)).await.unwrap();
     }
     assert_eq!(store.stats().inline_batches, 0, "{:?}", store.stats());
-    store.commit(put_with_event(99)).await.unwrap();
-    assert_eq!(store.stats().inline_batches, 1, "{:?}", store.stats());
+    // Inline writes resume after the streak. Not necessarily at the very next commit: the
+    // dropped first commit may leave the writer thread one wake-up that counts a batch of its
+    // own, restarting the streak once (seen under load, in about one run of three).
+    for i in 0..2 * super::writer::LONE_STREAK as u64 {
+        store.commit(put_with_event(99 + i)).await.unwrap();
+        if store.stats().inline_batches > 0 {
+            break;
+        }
+    }
+    assert!(store.stats().inline_batches >= 1, "{:?}", store.stats());
 }
 
 /// A failed sync fails the commits of its batch and every later one; readers never see the

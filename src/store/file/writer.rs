@@ -38,6 +38,7 @@ use std::time::{Duration, Instant};
 
 use tokio::sync::oneshot;
 
+use super::Job;
 use super::event_index::EventKeys;
 use super::space::{self, AppendError};
 use super::{Shared, compaction, io_error, journal};
@@ -53,25 +54,6 @@ const MAX_GATHER: Duration = Duration::from_millis(2);
 /// saturated machine waits for a core (measured at 16 connections: a maximum latency of
 /// 11–50 ms with a streak of one, 9–13 ms with eight; BENCHMARKS.md, "Durability costs").
 pub(super) const LONE_STREAK: usize = 8;
-
-/// Work for the writer thread.
-pub(super) enum Job {
-    /// An accepted commit to make durable.
-    Commit {
-        revision: Revision,
-        /// The change set as JSON: the journal record's payload.
-        payload: Vec<u8>,
-        /// The accepted records right after this commit (boxed: they are large by value).
-        records: Box<Records>,
-        /// The commit's events, numbered.
-        events: Vec<Event>,
-        done: oneshot::Sender<Result<(), StoreError>>,
-    },
-    /// Start a new segment and write a snapshot now; answer once the snapshot is in place.
-    Compact {
-        done: oneshot::Sender<Result<(), StoreError>>,
-    },
-}
 
 /// Why a store stopped taking commits.
 #[derive(Debug, Clone)]
@@ -370,6 +352,7 @@ impl Writer {
                     shared
                         .durable_revision
                         .send_modify(|durable| durable.0 = revision);
+                    shared.out_of_space.store(false, Ordering::Release);
                     let stats = &shared.stats;
                     stats
                         .commits

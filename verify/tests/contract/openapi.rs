@@ -60,8 +60,9 @@ async fn methods_at(path: &str) -> BTreeSet<String> {
     allow
         .split(',')
         .map(|m| m.trim().to_ascii_lowercase())
-        // axum answers HEAD wherever GET is routed.
-        .filter(|m| !m.is_empty() && m != "head")
+        // axum answers HEAD wherever GET is routed; OPTIONS is routed only for CORS
+        // preflights (the frontend API), which are no operation of the API.
+        .filter(|m| !m.is_empty() && m != "head" && m != "options")
         .collect()
 }
 
