@@ -27,7 +27,7 @@
 //!
 //! [`ToggleAdmin::end_streams`] ends every stream (graceful shutdown).
 
-use std::collections::{HashMap, HashSet};
+use std::collections::HashSet;
 use std::sync::Arc;
 
 use bytes::Bytes;
@@ -36,9 +36,7 @@ use tokio::sync::broadcast;
 use tokio::sync::broadcast::error::RecvError;
 
 use super::ToggleAdmin;
-use super::delta::{
-    ScopeHistory, StreamCounts, StreamMessage, delta_query, encode_delta, event_id, sse_event,
-};
+use super::delta::{ScopeHistory, StreamMessage, delta_query, encode_delta, sse_event};
 use crate::auth::{ApiKeyInfo, Caller};
 use crate::error::{Error, Result};
 use crate::model::ClientFeaturesQuery;

@@ -76,7 +76,7 @@ pub(crate) async fn save(
     parts: Parts,
     fields: Fields,
 ) -> Response {
-    if let Some(refused) = csrf::check(&ui, &signed, &parts.headers, &fields) {
+    if let Some(refused) = layout::csrf_check(&ui, &signed, &parts.headers, &fields) {
         return refused;
     }
     let dir = match directory(&ui, &signed).await {

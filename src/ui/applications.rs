@@ -110,7 +110,7 @@ pub(crate) async fn delete(
     parts: Parts,
     fields: Fields,
 ) -> Response {
-    if let Some(refused) = csrf::check(&ui, &signed, &parts.headers, &fields) {
+    if let Some(refused) = layout::csrf_check(&ui, &signed, &parts.headers, &fields) {
         return refused;
     }
     match ui.admin.delete_application(signed.caller(), &name).await {

@@ -2,11 +2,7 @@
 //! POST whose browser says it came from another site is refused before the token is looked at.
 
 use axum::http::{HeaderMap, header};
-use axum::response::Response;
 
-use super::Ui;
-use super::fields::Fields;
-use super::layout;
 use super::session::Signed;
 
 /// The name of the token's hidden form field.
@@ -45,30 +41,19 @@ pub(crate) fn cross_site(headers: &HeaderMap) -> bool {
     fetch_site || foreign_origin
 }
 
-/// The refusal of a POST that did not come from this site or lacks `signed`'s token; `None`
-/// when it may go on.
-pub(crate) fn check(
-    ui: &Ui,
-    signed: &Signed,
-    headers: &HeaderMap,
-    fields: &Fields,
-) -> Option<Response> {
-    check_token(ui, signed, headers, fields.get(FIELD))
-}
-
-/// [`check`] for a form read another way (a file upload).
-pub(crate) fn check_token(
-    ui: &Ui,
+/// Why a form must be refused, if it must: it came from another site, or its token is not
+/// the session's. `token` is the form's `csrf` field.
+pub(crate) fn refusal_reason(
     signed: &Signed,
     headers: &HeaderMap,
     token: Option<&str>,
-) -> Option<Response> {
+) -> Option<&'static str> {
     if cross_site(headers) {
-        return Some(layout::refusal(ui, Some(signed), CROSS_SITE));
+        return Some(CROSS_SITE);
     }
     match token {
         Some(token) if equal(token.as_bytes(), signed.session.csrf.as_bytes()) => None,
-        _ => Some(layout::refusal(ui, Some(signed), REFUSED)),
+        _ => Some(REFUSED),
     }
 }
 

@@ -97,7 +97,9 @@ pub(crate) async fn submit(
             );
         }
     };
-    if let Some(refused) = csrf::check_token(&ui, &signed, &parts.headers, form.csrf.as_deref()) {
+    if let Some(refused) =
+        layout::csrf_check_token(&ui, &signed, &parts.headers, form.csrf.as_deref())
+    {
         return refused;
     }
     let (projects, environments) = match choices(&ui, &signed).await {

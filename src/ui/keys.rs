@@ -95,7 +95,7 @@ pub(crate) async fn create(
     parts: Parts,
     fields: Fields,
 ) -> Response {
-    if let Some(refused) = csrf::check(&ui, &signed, &parts.headers, &fields) {
+    if let Some(refused) = layout::csrf_check(&ui, &signed, &parts.headers, &fields) {
         return refused;
     }
     let name = fields.get("name").unwrap_or_default().trim().to_owned();
@@ -165,7 +165,7 @@ pub(crate) async fn revoke(
     parts: Parts,
     fields: Fields,
 ) -> Response {
-    if let Some(refused) = csrf::check(&ui, &signed, &parts.headers, &fields) {
+    if let Some(refused) = layout::csrf_check(&ui, &signed, &parts.headers, &fields) {
         return refused;
     }
     let Ok(id) = uuid::Uuid::parse_str(&id) else {

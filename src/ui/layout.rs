@@ -5,8 +5,9 @@ use axum::http::StatusCode;
 use axum::response::{Html, IntoResponse, Redirect, Response};
 use maud::{DOCTYPE, Markup, html};
 
+use super::fields::Fields;
 use super::session::Signed;
-use super::{Ui, assets};
+use super::{Ui, assets, csrf};
 use crate::error::{Error, ErrorDetail};
 
 /// A page's title and content.
@@ -71,6 +72,26 @@ pub(crate) fn render(
         }
     };
     (status, Html(markup.into_string())).into_response()
+}
+
+/// The 403 page of a form that must be refused (see [`csrf::refusal_reason`]), if it must.
+pub(crate) fn csrf_check(
+    ui: &Ui,
+    signed: &Signed,
+    headers: &axum::http::HeaderMap,
+    fields: &Fields,
+) -> Option<Response> {
+    csrf_check_token(ui, signed, headers, fields.get(csrf::FIELD))
+}
+
+/// [`csrf_check`] for a form read another way (a file upload).
+pub(crate) fn csrf_check_token(
+    ui: &Ui,
+    signed: &Signed,
+    headers: &axum::http::HeaderMap,
+    token: Option<&str>,
+) -> Option<Response> {
+    csrf::refusal_reason(signed, headers, token).map(|reason| refusal(ui, Some(signed), reason))
 }
 
 /// A 403 page saying why.

@@ -191,7 +191,7 @@ pub(crate) async fn set_enabled(
     parts: Parts,
     fields: Fields,
 ) -> Response {
-    if let Some(refused) = csrf::check(&ui, &signed, &parts.headers, &fields) {
+    if let Some(refused) = layout::csrf_check(&ui, &signed, &parts.headers, &fields) {
         return refused;
     }
     let enabled = fields.get("enabled") == Some("true");

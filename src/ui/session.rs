@@ -10,14 +10,13 @@ use std::collections::HashMap;
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
-use axum::extract::{FromRequestParts, State};
+use axum::extract::FromRequestParts;
 use axum::http::request::Parts;
-use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
+use axum::http::{HeaderMap, HeaderValue, header};
 use axum::response::{IntoResponse, Redirect, Response};
-use maud::html;
 
 use super::Ui;
-use crate::auth::{Caller, KeyAccess};
+use crate::auth::Caller;
 
 /// 32 random bytes, hex: a session id or a CSRF token. `None` if the system has no
 /// randomness to give.
@@ -80,7 +79,7 @@ impl Sessions {
     }
 
     /// Start a session for `caller`; its id.
-    fn start(&self, caller: Caller) -> Option<String> {
+    pub(crate) fn start(&self, caller: Caller) -> Option<String> {
         let id = random_token()?;
         let session = Session {
             caller,

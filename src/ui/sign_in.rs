@@ -75,7 +75,7 @@ pub(crate) async fn sign_out(
     parts: axum::http::request::Parts,
     fields: Fields,
 ) -> Response {
-    if let Some(refused) = csrf::check(&ui, &signed, &parts.headers, &fields) {
+    if let Some(refused) = layout::csrf_check(&ui, &signed, &parts.headers, &fields) {
         return refused;
     }
     ui.sessions.end(&signed.id);
