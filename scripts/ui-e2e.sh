@@ -31,7 +31,7 @@ log=$(mktemp)
 TOGGLE_ADMIN_BOOTSTRAP_KEY="$admin_key" target/debug/examples/server --memory \
   --addr 127.0.0.1:0 >"$log" 2>"$log.err" &
 server=$!
-trap 'kill "$server" 2>/dev/null || true; rm -f "$log" "$log.err"' EXIT
+trap 'kill "$server" 2>/dev/null || true; tail -n 20 "$log.err"; rm -f "$log" "$log.err"' EXIT
 
 for _ in $(seq 1 100); do
   if grep -q "listening on" "$log"; then break; fi

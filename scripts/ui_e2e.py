@@ -19,7 +19,8 @@ import urllib.request
 from selenium import webdriver
 from selenium.webdriver.chrome.service import Service
 from selenium.webdriver.common.by import By
-from selenium.webdriver.support.ui import Select
+from selenium.webdriver.support import expected_conditions
+from selenium.webdriver.support.ui import Select, WebDriverWait
 
 BASE = os.environ["BASE"].rstrip("/")
 ADMIN_KEY = os.environ["ADMIN_KEY"]
@@ -143,6 +144,16 @@ def no_foreign_requests(driver, page):
     expect(not foreign, f"no request leaves the origin on {page} {foreign}")
 
 
+def submit(driver, element):
+    """Click what submits a form or follows a link, and wait for the next page: the old
+    page gone and the new one loaded (a click returns before the navigation ends)."""
+    old = driver.find_element(By.TAG_NAME, "html")
+    element.click()
+    WebDriverWait(driver, 30).until(expected_conditions.staleness_of(old))
+    WebDriverWait(driver, 30).until(
+        lambda d: d.execute_script("return document.readyState") == "complete")
+
+
 def visit(driver, path, name):
     driver.get(BASE + path)
     shot(driver, name)
@@ -154,11 +165,11 @@ def sign_in(driver, key):
     driver.get(BASE + "/admin")
     expect(driver.current_url.endswith("/admin/sign-in"), "an unsigned visit lands on sign-in")
     driver.find_element(By.ID, "key").send_keys(key)
-    driver.find_element(By.CSS_SELECTOR, "form.narrow button[type=submit]").click()
+    submit(driver, driver.find_element(By.CSS_SELECTOR, "form.narrow button[type=submit]"))
 
 
 def sign_out(driver):
-    driver.find_element(By.CSS_SELECTOR, "form.signout button").click()
+    submit(driver, driver.find_element(By.CSS_SELECTOR, "form.signout button"))
 
 
 def main():
@@ -221,7 +232,7 @@ def run(driver, alice_id, vera_key):
     driver.find_element(By.ID, "v2.weight").send_keys("150")
     share = driver.find_element(By.CSS_SELECTOR, "tr.variant:nth-child(3) .share").text
     expect(share == "150.0 %", f"the share follows the typed weight live ({share})")
-    driver.find_element(By.CSS_SELECTOR, "button[value=save]").click()
+    submit(driver, driver.find_element(By.CSS_SELECTOR, "button[value=save]"))
     errors = driver.find_elements(By.ID, "v2.weight.error")
     expect(len(errors) == 1 and errors[0].text != "", "the weight's error is shown next to it")
     shot(driver, "variants-error")
@@ -230,7 +241,7 @@ def run(driver, alice_id, vera_key):
     weight_input = driver.find_element(By.ID, "v2.weight")
     weight_input.clear()
     weight_input.send_keys("25")
-    driver.find_element(By.CSS_SELECTOR, "button[value=save]").click()
+    submit(driver, driver.find_element(By.CSS_SELECTOR, "button[value=save]"))
     flash = driver.find_element(By.CSS_SELECTOR, "p.flash").text
     expect("Saved" in flash, f"saved ({flash})")
     shot(driver, "variants-saved")
@@ -243,14 +254,14 @@ def run(driver, alice_id, vera_key):
     Select(driver.find_element(By.ID, "project")).select_by_value("default")
     Select(driver.find_element(By.ID, "environment")).select_by_value("development")
     driver.find_element(By.ID, "file").send_keys(os.path.abspath(FIXTURE))
-    driver.find_element(By.CSS_SELECTOR, "button[value=validate]").click()
+    submit(driver, driver.find_element(By.CSS_SELECTOR, "button[value=validate]"))
     main_text = driver.find_element(By.TAG_NAME, "main").text
     expect("The document is valid" in main_text, "the export validates")
     shot(driver, "import-validated")
     status, _ = api("GET", "/api/admin/projects/default/features/ex-a")
     expect(status == 404, "validating wrote nothing")
     driver.find_element(By.ID, "file").send_keys(os.path.abspath(FIXTURE))
-    driver.find_element(By.CSS_SELECTOR, "button[value=import]").click()
+    submit(driver, driver.find_element(By.CSS_SELECTOR, "button[value=import]"))
     main_text = driver.find_element(By.TAG_NAME, "main").text
     expect("2 created" in main_text, f"imported ({main_text[:200]})")
     shot(driver, "import-done")
@@ -267,10 +278,10 @@ def run(driver, alice_id, vera_key):
 
     # --- operation 3: delete an application, after confirming
     visit(driver, "/admin/applications", "applications")
-    driver.find_element(By.CSS_SELECTOR, "a[aria-label='Delete legacy-app']").click()
+    submit(driver, driver.find_element(By.CSS_SELECTOR, "a[aria-label='Delete legacy-app']"))
     shot(driver, "application-confirm")
     axe(driver, "application-confirm")
-    driver.find_element(By.CSS_SELECTOR, "button.danger").click()
+    submit(driver, driver.find_element(By.CSS_SELECTOR, "button.danger"))
     expect("Deleted the application legacy-app." in driver.find_element(By.CSS_SELECTOR, "p.flash").text,
            "the page says it deleted the application")
     status, _ = api("GET", "/api/admin/metrics/applications/legacy-app")
@@ -279,7 +290,7 @@ def run(driver, alice_id, vera_key):
     # --- operation 4: project access
     visit(driver, "/admin/projects/default/access", "access")
     driver.find_element(By.ID, f"role.4.user.{alice_id}").click()
-    driver.find_element(By.CSS_SELECTOR, "main form button[type=submit]").click()
+    submit(driver, driver.find_element(By.CSS_SELECTOR, "main form button[type=submit]"))
     expect("Saved the access" in driver.find_element(By.CSS_SELECTOR, "p.flash").text, "access saved")
     status, access = api("GET", "/api/admin/projects/default/access")
     owners = [r for r in access["roles"] if r["id"] == 4]
@@ -296,7 +307,7 @@ def run(driver, alice_id, vera_key):
     driver.get(BASE + path)
     driver.find_element(By.ID, "v0.name").clear()
     driver.find_element(By.ID, "v0.name").send_keys("renamed")
-    driver.find_element(By.CSS_SELECTOR, "button[value=save]").click()
+    submit(driver, driver.find_element(By.CSS_SELECTOR, "button[value=save]"))
     alert = driver.find_element(By.CSS_SELECTOR, "main [role=alert]").text
     expect("UPDATE_FEATURE_ENVIRONMENT_VARIANTS" in alert, f"the Viewer is refused with the reason ({alert})")
     shot(driver, "viewer-refused")
