@@ -118,7 +118,8 @@ const DEFAULT_PREALLOCATE_BYTES: u64 = 256 * 1024;
 ///   crash-safely (temp file, sync, rename, sync directory). The journal segments are kept:
 ///   they are the event log.
 /// * **One process at a time**: the directory is locked while open; a second open fails
-///   with [`StoreError::Locked`].
+///   with [`StoreError::Locked`] (after half a second of asking: a lock just released can
+///   linger that long in a child process being spawned).
 /// * **A full disk** refuses commits with [`StoreError::OutOfSpace`] and changes nothing;
 ///   reads go on, and commits are taken again as soon as there is space, without a reopen.
 ///   Running out of space (or any other failure) while making room for a batch, before any
@@ -470,16 +471,33 @@ fn lock_dir(dir: &Path) -> Result<File, StoreError> {
         .truncate(false)
         .open(&path)
         .map_err(|e| io_error(format!("could not open {}", path.display()), e))?;
-    match file.try_lock() {
-        Ok(()) => Ok(file),
-        Err(TryLockError::WouldBlock) => Err(StoreError::Locked {
-            path: dir.display().to_string(),
-        }),
-        Err(TryLockError::Error(e)) => {
-            Err(io_error(format!("could not lock {}", path.display()), e))
+    let deadline = std::time::Instant::now() + LOCK_PATIENCE;
+    loop {
+        match file.try_lock() {
+            Ok(()) => return Ok(file),
+            Err(TryLockError::WouldBlock) if std::time::Instant::now() < deadline => {
+                std::thread::sleep(LOCK_RETRY);
+            }
+            Err(TryLockError::WouldBlock) => {
+                return Err(StoreError::Locked {
+                    path: dir.display().to_string(),
+                });
+            }
+            Err(TryLockError::Error(e)) => {
+                return Err(io_error(format!("could not lock {}", path.display()), e));
+            }
         }
     }
 }
+
+/// How long `open` keeps asking for a directory lock that is held, before it fails with
+/// [`StoreError::Locked`]. A lock that this process has just released (a store dropped and
+/// opened again) can still be held for a moment by a child process: a process that another
+/// thread is spawning holds a copy of every open file, and with it the lock, from its fork
+/// until its exec closes them. A store held open elsewhere is refused after this time.
+const LOCK_PATIENCE: std::time::Duration = std::time::Duration::from_millis(500);
+/// The pause between two attempts at the lock.
+const LOCK_RETRY: std::time::Duration = std::time::Duration::from_millis(5);
 
 fn io_error(context: impl Into<String>, source: std::io::Error) -> StoreError {
     StoreError::Io {
