@@ -14,7 +14,7 @@ use super::fields::Fields;
 use super::layout::{self, Page, pager, query, seg};
 use super::session::Signed;
 use super::{Ui, csrf};
-use crate::admin::FeatureListQuery;
+use crate::model::FeatureListQuery;
 use crate::model::FeatureStrategy;
 
 /// Features a page.

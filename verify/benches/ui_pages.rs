@@ -13,8 +13,8 @@ use axum::body::Body;
 use axum::http::{Method, Request, StatusCode, header};
 use criterion::{Criterion, criterion_group, criterion_main};
 use http_body_util::BodyExt;
-use toggle_admin::admin::{FeatureListQuery, NewFeature};
 use toggle_admin::model::{Environment, Project};
+use toggle_admin::model::{FeatureListQuery, NewFeature};
 use toggle_admin::{Caller, MemoryStore, ToggleAdmin};
 use tower::ServiceExt;
 
