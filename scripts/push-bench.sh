@@ -55,5 +55,19 @@ if [ -n "${TOGGLE_ADMIN_TEST_POSTGRES:-}" ]; then
   base_b=$base
   pid_b=$pid
   "$load" cross "$base_a" "$base_b" "$admin_key" "$changes"
+  echo "--- idle: the database's transactions while both instances sit idle, a stream open on B, ${seconds} s"
+  # Every transaction of the database meanwhile (its statistics are flushed about once a
+  # second; the two psql calls count one each). Nothing else should use the database.
+  count() { psql "$TOGGLE_ADMIN_TEST_POSTGRES" -tAc \
+    "SELECT xact_commit + xact_rollback FROM pg_stat_database WHERE datname = current_database()"; }
+  sleep 2
+  "$load" hold "$base_b" "$admin_key" $((seconds + 4)) &
+  holder=$!
+  sleep 2
+  before=$(count)
+  sleep "$seconds"
+  after=$(count)
+  wait "$holder"
+  echo "idle instances: $((after - before - 1)) transactions in ${seconds} s"
   psql "$TOGGLE_ADMIN_TEST_POSTGRES" -qc "DROP SCHEMA IF EXISTS $schema CASCADE" >/dev/null
 fi

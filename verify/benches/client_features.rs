@@ -7,80 +7,19 @@ use axum::body::Body;
 use axum::http::{Request, header};
 use criterion::{Criterion, criterion_group, criterion_main};
 use http_body_util::BodyExt;
-use serde_json::{Value, json};
-use toggle_admin::model::{Environment, Project};
-use toggle_admin::{KeyAccess, MemoryStore, ToggleAdmin};
+use toggle_admin::{KeyAccess, ToggleAdmin};
 use tower::ServiceExt;
-
-fn body(features: usize) -> Value {
-    let mut list = Vec::new();
-    let mut strategies = Vec::new();
-    let mut environments = Vec::new();
-    for i in 0..features {
-        let name = format!("feature-{i}");
-        list.push(json!({"name": name, "type": "release", "project": "default"}));
-        strategies.push(json!({
-            "name": "flexibleRollout", "featureName": name,
-            "parameters": {"groupId": name, "rollout": "50", "stickiness": "default"},
-            "constraints": [{"contextName": "userId", "operator": "IN", "values": ["1", "2"]}],
-            "segments": [], "disabled": false
-        }));
-        environments.push(json!({
-            "name": name, "featureName": name, "environment": "production", "enabled": true,
-            "variants": [
-                {"name": "on", "weight": 500, "weightType": "variable", "stickiness": "default"},
-                {"name": "off", "weight": 500, "weightType": "variable", "stickiness": "default"}
-            ]
-        }));
-    }
-    json!({"project": "default", "environment": "production", "data": {
-        "features": list, "featureStrategies": strategies, "featureEnvironments": environments,
-        "featureTags": [], "tagTypes": [], "contextFields": [], "segments": [], "dependencies": []
-    }})
-}
 
 fn bench(c: &mut Criterion) {
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
         .unwrap();
-    let (admin, secret) = runtime.block_on(async {
-        let admin = ToggleAdmin::new(MemoryStore::new());
-        let key = admin.bootstrap_admin_key("bench").await.unwrap();
-        let caller = admin.authenticate(Some(&key.secret)).await.unwrap();
-        admin
-            .create_environment(
-                &caller,
-                &Environment {
-                    name: "production".into(),
-                    environment_type: "production".into(),
-                    ..Default::default()
-                },
-            )
-            .await
-            .unwrap();
-        admin
-            .create_project(
-                &caller,
-                &Project {
-                    id: "default".into(),
-                    name: "Default".into(),
-                    environments: vec!["production".into()],
-                    ..Default::default()
-                },
-            )
-            .await
-            .unwrap();
-        admin
-            .import_toggles_json(&caller, &body(1_000))
-            .await
-            .unwrap();
-        let client = admin
-            .create_api_key(&caller, "sdk", KeyAccess::client(vec![], "production"))
-            .await
-            .unwrap();
-        (admin, client.secret)
-    });
+    let (admin, secret) = runtime.block_on(test_support::rollouts::admin_with_rollouts(
+        1_000,
+        "sdk",
+        KeyAccess::client(vec![], "production"),
+    ));
     let app = toggle_admin::http::router(admin.clone());
     let get = |app: axum::Router, etag: Option<String>| {
         let secret = secret.clone();

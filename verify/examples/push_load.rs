@@ -13,6 +13,8 @@
 //! * `cross BASE_A BASE_B ADMIN_KEY CHANGES`: a stream on B, CHANGES toggles through A one
 //!   after the other: the time from each toggle's acknowledgement to B's event (p50, p99,
 //!   max).
+//! * `hold BASE ADMIN_KEY SECONDS`: a stream open on BASE for SECONDS, nothing changing
+//!   (the script counts the queries the idle instance sends meanwhile).
 //!
 //! Streams are read over plain sockets (a hand-written HTTP/1.1 request), so that the
 //! tool's own cost per stream stays small.
@@ -40,9 +42,10 @@ async fn main() -> Result<()> {
         Some("cross") if args.len() == 5 => {
             cross(&args[1], &args[2], &args[3], args[4].parse()?).await
         }
+        Some("hold") if args.len() == 4 => hold(&args[1], &args[2], args[3].parse()?).await,
         _ => Err(
             "usage: push_load fanout BASE ADMIN_KEY STREAMS [PID] | delta BASE ADMIN_KEY \
-                  SECONDS | cross BASE_A BASE_B ADMIN_KEY CHANGES"
+                  SECONDS | cross BASE_A BASE_B ADMIN_KEY CHANGES | hold BASE ADMIN_KEY SECONDS"
                 .into(),
         ),
     }
@@ -376,4 +379,22 @@ async fn cross(base_a: &str, base_b: &str, admin: &str, changes: usize) -> Resul
     }
     println!("commit on A to event on B: {}", percentiles(delays));
     Ok(())
+}
+
+async fn hold(base: &str, admin: &str, seconds: u64) -> Result<()> {
+    let key = client_key(base, admin).await?;
+    let mut socket = open_stream(base.trim_start_matches("http://"), &key).await?;
+    println!("a stream is open; holding it {seconds} s");
+    // Keep reading (keep-alives) so the server never sees a stalled reader.
+    let mut buf = [0u8; 2048];
+    let deadline = tokio::time::sleep(Duration::from_secs(seconds));
+    tokio::pin!(deadline);
+    loop {
+        tokio::select! {
+            _ = &mut deadline => return Ok(()),
+            read = socket.read(&mut buf) => if read? == 0 {
+                return Err("the stream closed".into());
+            },
+        }
+    }
 }

@@ -5,6 +5,7 @@
 //!   features; patch helpers and the event log.
 //! * [`access`]: users with keys, roles and project access configurations.
 //! * [`import`]: the import and export tests' set-up, fixtures and state dumps.
+//! * [`rollouts`]: the benches' data set of many flags, with a key to read them.
 //! * [`store`]: stores driven directly: temporary directories, events, dumps.
 //! * [`wrapped`]: a MemoryStore whose commits misbehave as a test says.
 //! * `http` (feature `http`): one request through the router.
@@ -24,6 +25,7 @@ pub mod http;
 pub mod import;
 #[cfg(feature = "postgres")]
 pub mod postgres;
+pub mod rollouts;
 #[cfg(feature = "http")]
 pub mod server_binary;
 pub mod store;
