@@ -15,6 +15,9 @@
 #   scripts/frontend-bench.sh                        # 10 s each, 3 runs
 #   SECONDS_EACH=10 RUNS=3 CONNECTIONS=16 scripts/frontend-bench.sh
 #
+# Then the client API (`/api/client/features`) of the same servers, its 200 path (no ETag)
+# and its 304 path (the current ETag).
+#
 # Needs wrk (apt-get install wrk), curl and python3. Never run by CI: timings belong in
 # BENCHMARKS.md, not in tests.
 set -euo pipefail
@@ -111,6 +114,13 @@ request = function()
     return wrk.format(nil, "/api/frontend?appName=web&userId=" .. prefix .. "-" .. counter)
 end
 LUA
+cat > "$work/client.lua" <<'LUA'
+-- The client API's document, with the ETag of BENCH_ETAG when set (the 304 path).
+wrk.method = "GET"
+wrk.headers["Authorization"] = os.getenv("BENCH_KEY")
+local etag = os.getenv("BENCH_ETAG")
+if etag ~= nil and etag ~= "" then wrk.headers["If-None-Match"] = etag end
+LUA
 
 check() { # base-url frontend-key: the answer lists flags
     local n
@@ -121,10 +131,10 @@ check() { # base-url frontend-key: the answer lists flags
         "$1/api/frontend?appName=web&userId=check-1" | wc -c) bytes an answer" >&2
 }
 
-scenario() { # base-url frontend-key → "req/s p50 p99 max errors"
+scenario() { # url key [lua script] [etag] → "req/s p50 p99 max errors"
     local out rps p50 p99 max errors
-    out=$(BENCH_KEY=$2 wrk -t2 -c"$CONNECTIONS" -d"${SECONDS_EACH}s" --latency \
-        -s "$work/frontend.lua" "$1" 2>&1)
+    out=$(BENCH_KEY=$2 BENCH_ETAG=${4:-} wrk -t2 -c"$CONNECTIONS" -d"${SECONDS_EACH}s" --latency \
+        -s "${3:-$work/frontend.lua}" "$1" 2>&1)
     rps=$(awk '/Requests\/sec/ {print $2}' <<<"$out")
     p50=$(awk '$1=="50%" {print $2}' <<<"$out")
     p99=$(awk '$1=="99%" {print $2}' <<<"$out")
@@ -136,6 +146,7 @@ scenario() { # base-url frontend-key → "req/s p50 p99 max errors"
 read -r frontend_key client_key < <(seed "$OURS" "$KEY")
 check "$OURS" "$frontend_key"
 targets=("toggle-admin|$OURS|$frontend_key")
+clients=("toggle-admin|$OURS|$client_key")
 
 if [ -x "$EDGE_BIN" ]; then
     eport=$(free_port)
@@ -148,33 +159,21 @@ if [ -x "$EDGE_BIN" ]; then
         sleep 0.2
     done
     check "$EDGE" "$frontend_key"
-    targets+=("Unleash Edge $("$EDGE_BIN" --version 2>/dev/null | awk '{print $NF}') (in front)|$EDGE|$frontend_key")
+    edge_label="Unleash Edge $("$EDGE_BIN" --version 2>/dev/null | awk '{print $NF}') (in front)"
+    targets+=("$edge_label|$EDGE|$frontend_key")
+    clients+=("$edge_label|$EDGE|$client_key")
 else
     echo "no Unleash Edge at $EDGE_BIN: measuring without it" >&2
 fi
 if [ -n "${UNLEASH_URL:-}" ]; then
-    read -r unleash_frontend _ < <(seed "$UNLEASH_URL" "${UNLEASH_ADMIN_TOKEN:?UNLEASH_ADMIN_TOKEN is needed with UNLEASH_URL}")
+    read -r unleash_frontend unleash_client < <(seed "$UNLEASH_URL" "${UNLEASH_ADMIN_TOKEN:?UNLEASH_ADMIN_TOKEN is needed with UNLEASH_URL}")
     check "$UNLEASH_URL" "$unleash_frontend"
     targets+=("Unleash|$UNLEASH_URL|$unleash_frontend")
+    clients+=("Unleash|$UNLEASH_URL|$unleash_client")
 fi
 
-echo "GET /api/frontend: $FEATURES flags, a new userId per request, $CONNECTIONS connections," \
-    "wrk -t2, ${SECONDS_EACH}s each, $(nproc) cores, load average $(cut -d' ' -f1-3 /proc/loadavg)"
-echo
-echo "| server | run | req/s | p50 | p99 | max | non-2xx/3xx |"
-echo "|---|---|---|---|---|---|---|"
-: >"$work/results"
-for run in $(seq 1 "$RUNS"); do
-    for target in "${targets[@]}"; do
-        IFS='|' read -r label base key <<<"$target"
-        read -r rps p50 p99 max errors < <(scenario "$base/api/frontend" "$key")
-        echo "| $label | $run | $rps | $p50 | $p99 | $max | $errors |"
-        echo "$label|$rps|$p50|$p99|$max" >>"$work/results"
-    done
-done
-
-echo
-python3 - "$work/results" <<'PY'
+summarise() { # results-file: medians per server, and the first server's ratio to each
+python3 - "$1" <<'PY'
 import statistics, sys
 def ms(text):
     for unit, factor in (("us", 0.001), ("ms", 1.0), ("s", 1000.0)):
@@ -194,3 +193,48 @@ labels = list(med)
 for other in labels[1:]:
     print(f"{labels[0]} / {other}: {med[labels[0]][0] / med[other][0]:.1f}× the throughput")
 PY
+}
+
+echo "GET /api/frontend: $FEATURES flags, a new userId per request, $CONNECTIONS connections," \
+    "wrk -t2, ${SECONDS_EACH}s each, $(nproc) cores, load average $(cut -d' ' -f1-3 /proc/loadavg)"
+echo
+echo "| server | run | req/s | p50 | p99 | max | non-2xx/3xx |"
+echo "|---|---|---|---|---|---|---|"
+: >"$work/results"
+for run in $(seq 1 "$RUNS"); do
+    for target in "${targets[@]}"; do
+        IFS='|' read -r label base key <<<"$target"
+        read -r rps p50 p99 max errors < <(scenario "$base/api/frontend" "$key")
+        echo "| $label | $run | $rps | $p50 | $p99 | $max | $errors |"
+        echo "$label|$rps|$p50|$p99|$max" >>"$work/results"
+    done
+done
+
+echo
+summarise "$work/results"
+
+# The client API of the same servers (Unleash Edge serves its copy of our document): the 200
+# path (no ETag) and the 304 path (the current ETag).
+for path in 200 304; do
+    echo
+    echo "GET /api/client/features, the $path path: $CONNECTIONS connections, wrk -t2, ${SECONDS_EACH}s each"
+    echo
+    echo "| server | run | req/s | p50 | p99 | max | non-2xx/3xx |"
+    echo "|---|---|---|---|---|---|---|"
+    : >"$work/results-$path"
+    for run in $(seq 1 "$RUNS"); do
+        for target in "${clients[@]}"; do
+            IFS='|' read -r label base key <<<"$target"
+            etag=
+            if [ "$path" = 304 ]; then
+                etag=$(curl -sf -D - -o /dev/null -H "Authorization: $key" "$base/api/client/features" \
+                    | awk 'tolower($1) == "etag:" {sub(/\r$/, "", $2); print $2}')
+            fi
+            read -r rps p50 p99 max errors < <(scenario "$base/api/client/features" "$key" "$work/client.lua" "$etag")
+            echo "| $label | $run | $rps | $p50 | $p99 | $max | $errors |"
+            echo "$label|$rps|$p50|$p99|$max" >>"$work/results-$path"
+        done
+    done
+    echo
+    summarise "$work/results-$path"
+done
