@@ -159,7 +159,9 @@ if [ -x "$EDGE_BIN" ]; then
         sleep 0.2
     done
     check "$EDGE" "$frontend_key"
-    edge_label="Unleash Edge $("$EDGE_BIN" --version 2>/dev/null | awk '{print $NF}') (in front)"
+    # Edge prints no version; `cargo install` records it beside the binary.
+    edge_version=${EDGE_VERSION:-$(grep -o 'unleash-edge [0-9.]*' "$(dirname "$EDGE_BIN")/../.crates.toml" 2>/dev/null | awk '{print $2}' || true)}
+    edge_label="Unleash Edge $edge_version (in front)"
     targets+=("$edge_label|$EDGE|$frontend_key")
     clients+=("$edge_label|$EDGE|$client_key")
 else
