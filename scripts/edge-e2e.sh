@@ -54,7 +54,9 @@ for _ in $(seq 1 150); do
 done
 curl -sf -o /dev/null "$edge/internal-backstage/health" \
   || { echo "Unleash Edge did not start:" >&2; cat "$work/edge.log" >&2; exit 1; }
-echo "Unleash Edge $("$EDGE_BIN" --version 2>/dev/null | awk '{print $NF}') at $edge, in front of $base"
+# Edge prints no version; `cargo install` records it beside the binary.
+edge_version=$(grep -o 'unleash-edge [0-9.]*' "$(dirname "$EDGE_BIN")/../.crates.toml" 2>/dev/null | awk '{print $2}' || true)
+echo "Unleash Edge ${edge_version:-(version unknown)} at $edge, in front of $base"
 
 # Edge serves the client API from what it read from us.
 n=$(curl -sf -H "Authorization: $client_key" "$edge/api/client/features" \

@@ -89,8 +89,18 @@ async function main() {
   });
   check('frontend key listed as', key.type, 'frontend');
   if (SDK_BASE !== BASE) {
-    // Edge reads the flags again every second (--features-refresh-interval-seconds 1).
-    await sleep(3000);
+    // Edge reads the flags in the background (every 5 s at the least, whatever
+    // --features-refresh-interval-seconds says): wait until it has them.
+    const deadline = Date.now() + 30000;
+    for (;;) {
+      const answer = await fetch(`${SDK_BASE}/api/frontend?userId=alice`, {
+        headers: { Authorization: key.secret },
+      });
+      const names = answer.ok ? (await answer.json()).toggles.map((t) => t.name) : [];
+      if (names.includes('fe.rollout')) break;
+      if (Date.now() > deadline) throw new Error('Edge did not get the flags within 30 s');
+      await sleep(250);
+    }
   }
 
   const client = new UnleashClient({
