@@ -8,8 +8,10 @@ cd "$(dirname "$0")/.."
 streams=${1:-10000}
 seconds=${2:-10}
 changes=${3:-1000}
-# Two sockets per stream on this machine (the tool's and the server's).
-ulimit -n 65536
+# One socket per stream in each process (the tool's and the server's): as many open files
+# as the hard limit allows (20,000 in some containers, even for root).
+hard=$(ulimit -Hn)
+if [ "$hard" = unlimited ] || [ "$hard" -gt 65536 ]; then ulimit -n 65536; else ulimit -n "$hard"; fi
 
 features=http
 if [ -n "${TOGGLE_ADMIN_TEST_POSTGRES:-}" ]; then features=http,postgres; fi
@@ -55,19 +57,22 @@ if [ -n "${TOGGLE_ADMIN_TEST_POSTGRES:-}" ]; then
   base_b=$base
   pid_b=$pid
   "$load" cross "$base_a" "$base_b" "$admin_key" "$changes"
-  echo "--- idle: the database's transactions while both instances sit idle, a stream open on B, ${seconds} s"
-  # Every transaction of the database meanwhile (its statistics are flushed about once a
-  # second; the two psql calls count one each). Nothing else should use the database.
+  idle=${IDLE_SECONDS:-30}
+  echo "--- idle: the database's transactions while both instances sit idle, a stream open on B, ${idle} s"
+  # Every transaction of the database meanwhile. PostgreSQL's statistics lag: a backend
+  # reports its counts at most once a second, and an idle one 10 s after its last
+  # transaction, so the count starts 12 s after the last change (or the changes above would
+  # be counted as idle ones) and is a difference of two counts that lag alike. Each psql
+  # call counts one. Nothing else should use the database.
   count() { psql "$TOGGLE_ADMIN_TEST_POSTGRES" -tAc \
     "SELECT xact_commit + xact_rollback FROM pg_stat_database WHERE datname = current_database()"; }
-  sleep 2
-  "$load" hold "$base_b" "$admin_key" $((seconds + 4)) &
+  "$load" hold "$base_b" "$admin_key" $((idle + 16)) &
   holder=$!
-  sleep 2
+  sleep 12
   before=$(count)
-  sleep "$seconds"
+  sleep "$idle"
   after=$(count)
   wait "$holder"
-  echo "idle instances: $((after - before - 1)) transactions in ${seconds} s"
+  echo "idle instances: $((after - before - 1)) transactions in ${idle} s"
   psql "$TOGGLE_ADMIN_TEST_POSTGRES" -qc "DROP SCHEMA IF EXISTS $schema CASCADE" >/dev/null
 fi

@@ -238,9 +238,11 @@ async fn fanout(base: &str, admin: &str, streams: usize, pid: Option<u32>) -> Re
         tokio::spawn(async move {
             ready.wait().await;
             if let Ok(at) = until_updated(&mut socket).await {
-                let _ = times_tx.send(at);
+                // The socket goes along, kept open until every stream has been heard: a
+                // socket closed now would have the server tear its connection down while
+                // it is still fanning out, and that work is not the fan-out's.
+                let _ = times_tx.send((at, socket));
             }
-            drop(socket);
         });
     }
     drop(times_tx);
@@ -248,9 +250,14 @@ async fn fanout(base: &str, admin: &str, streams: usize, pid: Option<u32>) -> Re
     call(base, admin, "POST", &toggle_path("fanout", true), None).await?;
     let acknowledged = Instant::now();
     let mut delays = Vec::new();
-    while let Ok(Some(at)) = tokio::time::timeout(Duration::from_secs(30), times_rx.recv()).await {
+    let mut heard = Vec::new();
+    while let Ok(Some((at, socket))) =
+        tokio::time::timeout(Duration::from_secs(30), times_rx.recv()).await
+    {
         delays.push(at.saturating_duration_since(acknowledged));
+        heard.push(socket);
     }
+    drop(heard);
     println!(
         "fan-out to {} of {} streams: {}",
         delays.len(),
