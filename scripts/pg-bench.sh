@@ -60,11 +60,13 @@ psql() { command psql -X -q -h 127.0.0.1 -p "$pg_port" -U postgres "$@"; }
 psql -d postgres -c "CREATE DATABASE toggle" -c "CREATE EXTENSION pg_stat_statements"
 postmaster=$(head -n 1 "$work/pg/postmaster.pid")
 
-cluster_ticks() { # user + system clock ticks of the postmaster and its children
-    local total=0 pid
-    for pid in $postmaster $(pgrep -P "$postmaster"); do
+cluster_ticks() { # user + system clock ticks of the cluster: the postmaster's own and its
+    # reaped children's (cutime, cstime: backends that ended), and its live children's
+    local total pid
+    total=$(awk '{sub(/^.*\) /, ""); print $12 + $13 + $14 + $15}' "/proc/$postmaster/stat")
+    for pid in $(pgrep -P "$postmaster"); do
         [ -r "/proc/$pid/stat" ] || continue
-        total=$((total + $(awk '{sub(/^.*\) /, ""); print $12 + $13}' "/proc/$pid/stat")))
+        total=$((total + $(awk '{sub(/^.*\) /, ""); print $12 + $13}' "/proc/$pid/stat" 2>/dev/null || echo 0)))
     done
     echo "$total"
 }
@@ -137,7 +139,7 @@ label, conns, feats, run, requests, rps, p50, p99, errors, ticks, stmts, xacts, 
 answered = max(int(requests) - int(errors), 1)
 cpu_ms = int(ticks) / int(hz) * 1000
 print(f"| {label} | {conns} conn, {feats} feature(s) | {run} | {float(rps):,.0f} | {p50} | {p99} | {errors} "
-      f"| {cpu_ms / answered * 1000 / 1000:.2f} s | {int(stmts) / answered:.1f} | {int(xacts) / answered:.2f} |")
+      f"| {cpu_ms / answered:.2f} s | {int(stmts) / answered:.1f} | {int(xacts) / answered:.2f} |")
 PY
 }
 
@@ -183,6 +185,18 @@ for run in $(seq 1 "$RUNS"); do
     done
 done
 
+# Where a PATCH's statements go: every statement of each database over all the runs above,
+# per answered request.
+for target in "${targets[@]}"; do
+    IFS='|' read -r label _ _ db <<<"$target"
+    echo
+    echo "$label: statements over the runs above, most called first (calls, share of all calls, mean ms):"
+    psql -d postgres -tA -F ' | ' -c "SELECT s.calls, round(100.0 * s.calls / sum(s.calls) OVER (), 1) || ' %',
+        round(s.mean_exec_time::numeric, 3), left(regexp_replace(s.query, '\s+', ' ', 'g'), 110)
+        FROM pg_stat_statements s JOIN pg_database d ON d.oid = s.dbid WHERE d.datname = '$db'
+        ORDER BY s.calls DESC LIMIT 14" | sed 's/^/  /'
+done
+
 # Two instances on one schema, 8 connections each, the same hot feature.
 start_ours bench
 second=$BASE
@@ -197,7 +211,7 @@ for run in $(seq 1 "$RUNS"); do
     ticks1=$(cluster_ticks)
     read -r ra rpsa p50a p99a ea <"$work/a"
     read -r rb rpsb p50b p99b eb <"$work/b"
-    python3 -c "import sys; a, b = float(sys.argv[1]), float(sys.argv[2]); print(f'  run $run: {a + b:,.0f} req/s together ({a:,.0f} + {b:,.0f}); p99 $p99a and $p99b; non-2xx $ea + $eb; DB CPU {int(sys.argv[3]) / int(sys.argv[4]) * 1e6 / max(int(sys.argv[5]) - $ea - $eb, 1):.2f} s per 1,000')" \
+    python3 -c "import sys; a, b = float(sys.argv[1]), float(sys.argv[2]); print(f'  run $run: {a + b:,.0f} req/s together ({a:,.0f} + {b:,.0f}); p99 $p99a and $p99b; non-2xx $ea + $eb; DB CPU {int(sys.argv[3]) / int(sys.argv[4]) * 1000 / max(int(sys.argv[5]) - $ea - $eb, 1):.2f} s per 1,000')" \
         "$rpsa" "$rpsb" "$((ticks1 - ticks0))" "$(getconf CLK_TCK)" "$((ra + rb))"
 done
 
