@@ -21,7 +21,8 @@
 #   UNLEASH_DIR=/work/unleash-server RUNS=3 SECONDS_EACH=10 scripts/pg-bench.sh
 #
 # UNLEASH_DIR: where scripts/unleash-baseline.sh installed (or installs) Unleash 6.10.1;
-# without it Unleash is left out. Needs wrk, curl, python3, PostgreSQL's server binaries
+# without it Unleash is left out. BASELINE_BIN: another build of the `server` example (with
+# `postgres`), measured in every row too, in a database of its own. Needs wrk, curl, python3, PostgreSQL's server binaries
 # (/usr/lib/postgresql/*/bin) and, as root, `runuser`. Never run by CI.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -76,9 +77,9 @@ db_counts() { # database → "statements transactions"
         (SELECT xact_commit + xact_rollback FROM pg_stat_database WHERE datname = '$1')" | tr '|' ' '
 }
 
-start_ours() { # schema → base URL in $BASE
+start_ours() { # schema [database [binary]] → base URL in $BASE
     local port; port=$(free_port)
-    RUST_LOG=warn TOGGLE_ADMIN_BOOTSTRAP_KEY=$KEY "$BIN" --postgres "$PG/toggle" --postgres-schema "$1" \
+    RUST_LOG=warn TOGGLE_ADMIN_BOOTSTRAP_KEY=$KEY "${3:-$BIN}" --postgres "$PG/${2:-toggle}" --postgres-schema "$1" \
         --addr "127.0.0.1:$port" >>"$work/ours.log" 2>&1 &
     pids+=($!)
     BASE="http://127.0.0.1:$port"
@@ -153,6 +154,12 @@ start_ours bench
 ours=$BASE
 seed "$ours" "$KEY"
 targets=("toggle-admin (PostgresStore)|$ours|$KEY|toggle")
+if [ -n "${BASELINE_BIN:-}" ]; then
+    psql -d postgres -c "CREATE DATABASE toggle_baseline"
+    start_ours bench toggle_baseline "$BASELINE_BIN"
+    seed "$BASE" "$KEY"
+    targets+=("toggle-admin baseline build|$BASE|$KEY|toggle_baseline")
+fi
 if [ -n "${UNLEASH_DIR:-}" ]; then
     unleash_port=$(free_port)
     PGHOST=127.0.0.1 PGPORT=$pg_port PGUSER=postgres UNLEASH_DIR=$UNLEASH_DIR UNLEASH_DB=unleash_bench \

@@ -60,6 +60,7 @@ mod stored_text;
 mod streaming;
 mod tags;
 mod users;
+mod variant_writers;
 mod variants;
 mod views;
 
@@ -86,7 +87,7 @@ pub use frontend::{MAX_CONTEXT_PROPERTIES, MAX_CONTEXT_VALUE};
 pub use keys::token_access;
 pub use streaming::ClientStream;
 #[cfg(feature = "http")]
-pub(crate) use variants::VariantsChange;
+pub(crate) use variant_writers::VariantsChange;
 
 /// How often an operation re-reads and decides again after a [`StoreError::Conflict`] before
 /// it gives up with [`Error::Contention`]. Each retry means another writer committed, so the
@@ -103,6 +104,9 @@ pub struct ToggleAdmin {
     store: Arc<dyn Store>,
     /// Orders the decisions of writers on the same record (see `views.rs`).
     locks: Arc<views::DecisionLocks>,
+    /// Concurrent variant changes of one feature environment, combined (see
+    /// `variant_writers.rs`).
+    writers: Arc<variant_writers::VariantWriters>,
     /// The client API's caches and buffers (see `client.rs`).
     client: Arc<client::ClientState>,
 }
@@ -156,6 +160,7 @@ impl ToggleAdmin {
         Self {
             store,
             locks: Arc::new(views::DecisionLocks::new()),
+            writers: Arc::new(variant_writers::VariantWriters::default()),
             client: Arc::new(client::ClientState::default()),
         }
     }

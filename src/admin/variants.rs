@@ -11,11 +11,16 @@ use super::records::feature_environment_key;
 use super::records::{
     decode_ref, encode, feature_environment_found, feature_environment_keys, revision_of,
 };
-use super::{Authorised, Check, ToggleAdmin, event};
+use std::sync::Arc;
+
+use tokio::sync::OwnedMutexGuard;
+
+use super::variant_writers::{Outcome, Target as WriteTarget, VariantsChange, Writer, echo};
+use super::{Authorised, Check, MAX_ATTEMPTS, ToggleAdmin, contention, event, stored_text};
 use crate::auth::{Caller, Permission};
 use crate::error::{Error, Result};
-use crate::model::{FeatureVariants, Variant};
-use crate::store::{ChangeSet, Key, Revision, Versioned};
+use crate::model::{FeatureVariants, Json, Variant};
+use crate::store::{ChangeSet, Key, Revision, StoreError, Versioned};
 
 /// The version of the feature-variants schema, sent as `version` (not a revision).
 const VARIANTS_SCHEMA_VERSION: u32 = 1;
@@ -110,7 +115,10 @@ impl ToggleAdmin {
     ///   Unleash does.
     /// * One `feature-environment-variants-updated` event with the old and new lists is
     ///   committed with the change. Concurrent patches never lose an update: each commits
-    ///   against the revision it read and re-reads on conflict.
+    ///   against the revision it read and re-reads on conflict. Changes of the same feature
+    ///   environment that arrive together on one instance are applied one after the other
+    ///   in arrival order and committed together (one commit, one event each), each answered
+    ///   with the list its own change made.
     ///
     /// ```
     /// # #[tokio::main(flavor = "current_thread")]
@@ -229,7 +237,8 @@ impl ToggleAdmin {
 
     /// Read-decide-submit the variant list, authorised by `first` on the first attempt (from
     /// [`require_variants_permission`](Self::require_variants_permission), which the HTTP
-    /// adapter calls before reading the body).
+    /// adapter calls before reading the body). Concurrent changes of the same feature
+    /// environment are combined into one commit (see `variant_writers.rs`).
     pub(crate) async fn change_variants(
         &self,
         first: Authorised,
@@ -239,9 +248,251 @@ impl ToggleAdmin {
         environment: &str,
         change: VariantsChange<'_>,
     ) -> Result<FeatureVariants> {
+        let target: WriteTarget = (
+            project.to_owned(),
+            feature.to_owned(),
+            environment.to_owned(),
+        );
+        let (queue, mut answer) = self.writers.enqueue(&target, first, caller, change);
+        let outcome = loop {
+            tokio::select! {
+                biased;
+                outcome = &mut answer => break outcome,
+                turn = Arc::clone(&queue.turn).lock_owned() => {
+                    let batch = queue.take();
+                    if batch.is_empty() {
+                        // A leader before took this change; its answer comes.
+                        drop(turn);
+                        continue;
+                    }
+                    // The lead runs in a task of its own, so that this request being dropped
+                    // (its client gone) does not strand the other writers of the batch.
+                    let lead = {
+                        let (admin, target) = (self.clone(), target.clone());
+                        tokio::spawn(async move { admin.lead(turn, batch, target).await })
+                    };
+                    // It answers every writer it took, this one's too if it was among them.
+                    let _ = lead.await;
+                }
+            }
+        };
+        self.writers.forget(&target, queue);
+        match outcome {
+            Ok(Outcome::Done(result)) => result,
+            Ok(Outcome::Alone) => {
+                self.change_variants_alone(None, caller, project, feature, environment, change)
+                    .await
+            }
+            Err(_) => Err(Error::internal(
+                "the writer deciding this variants change stopped before answering",
+                None,
+            )),
+        }
+    }
+
+    /// Decide and commit `batch`, the changes waiting on `target` (see `variant_writers.rs`),
+    /// holding the queue's `turn` until the commit is accepted. Answers every writer.
+    async fn lead(&self, turn: OwnedMutexGuard<()>, batch: Vec<Writer>, target: WriteTarget) {
+        let (project, feature, environment) = (&target.0, &target.1, &target.2);
+        let checks = variants_checks(project, environment);
+        let mut writers = batch;
+        let mut turn = Some(turn);
+        for attempt in 1..=MAX_ATTEMPTS {
+            // Each writer's permission: the decision made before its body was read on the
+            // first attempt, decided afresh after a conflict.
+            let mut authorised: Option<Authorised> = None;
+            let mut kept = Vec::with_capacity(writers.len());
+            for mut writer in writers {
+                match self
+                    .authorise_attempt(&mut writer.first, &writer.caller, &checks)
+                    .await
+                {
+                    Ok(decision) => {
+                        authorised = Some(match authorised {
+                            Some(all) => all.and(decision),
+                            None => decision,
+                        });
+                        kept.push(writer);
+                    }
+                    Err(error) => writer.answer(Outcome::Done(Err(error))),
+                }
+            }
+            writers = kept;
+            let Some(authorised) = authorised else {
+                return;
+            };
+            let fe_key = feature_environment_key(feature, environment);
+            let decision_turn = self.locks.lock(&fe_key).await;
+            let decided = match self
+                .decide_batch(&mut writers, project, feature, environment)
+                .await
+            {
+                Ok(decided) => decided,
+                Err(()) => {
+                    for writer in writers {
+                        writer.answer(Outcome::Alone);
+                    }
+                    return;
+                }
+            };
+            let Some((changes, results)) = decided else {
+                // Every change failed on its own and was answered.
+                return;
+            };
+            if stored_text::refuse_nul(&changes).is_err() {
+                // Whose change holds it is for each to find out alone.
+                for writer in writers {
+                    writer.answer(Outcome::Alone);
+                }
+                return;
+            }
+            match self.submit_as(&authorised, changes).await {
+                Ok(accepted) => {
+                    drop(decision_turn);
+                    drop(turn.take());
+                    match accepted.durable().await {
+                        Ok(_) => {
+                            for (writer, result) in writers.into_iter().zip(results) {
+                                writer.answer(Outcome::Done(Ok(result)));
+                            }
+                        }
+                        Err(error) => {
+                            let error = Error::from(error);
+                            for writer in writers {
+                                writer.answer(Outcome::Done(Err(echo(&error))));
+                            }
+                        }
+                    }
+                    return;
+                }
+                Err(Error::Store(StoreError::Conflict(changed))) if attempt < MAX_ATTEMPTS => {
+                    tracing::debug!(%changed, "patch_variants: conflict, reading again");
+                }
+                Err(error) => {
+                    let error = match error {
+                        Error::Store(StoreError::Conflict(_)) => contention("patch_variants"),
+                        other => other,
+                    };
+                    for writer in writers {
+                        writer.answer(Outcome::Done(Err(echo(&error))));
+                    }
+                    return;
+                }
+            }
+        }
+    }
+
+    /// Read the feature environment and apply each writer's change in turn. A change that
+    /// fails is answered with its error and removed from `writers`. `Err(())` when the batch
+    /// cannot be decided as a whole (read failed, 404, archived); `Ok(None)` when no change
+    /// is left; else the change set and each remaining writer's result, in order.
+    async fn decide_batch(
+        &self,
+        writers: &mut Vec<Writer>,
+        project: &str,
+        feature: &str,
+        environment: &str,
+    ) -> std::result::Result<Option<(ChangeSet, Vec<FeatureVariants>)>, ()> {
+        let view = self.store.decision_view().await.map_err(drop)?;
+        let target = self
+            .read_target(Reader::View(view.as_ref()), project, feature, environment)
+            .await
+            .map_err(drop)?;
+        if target.archived {
+            return Err(());
+        }
+        let stored = target.stored().map_err(drop)?;
+        let mut current = Json::from_raw(stored.variants().to_owned());
+        let mut events = Vec::with_capacity(writers.len());
+        let mut results = Vec::with_capacity(writers.len());
+        let mut kept = Vec::with_capacity(writers.len());
+        for writer in writers.drain(..) {
+            match next_list(&target.fe_key, current.as_raw(), writer.change.borrowed()) {
+                Ok((variants, list)) => {
+                    let pre_data = encode(
+                        &target.fe_key,
+                        &VariantsEventData {
+                            variants: current.as_raw(),
+                        },
+                    );
+                    let data = encode(
+                        &target.fe_key,
+                        &VariantsEventData {
+                            variants: list.as_raw(),
+                        },
+                    );
+                    match (pre_data, data) {
+                        (Ok(pre_data), Ok(data)) => {
+                            events.push(event(
+                                &writer.caller,
+                                "feature-environment-variants-updated",
+                                Some(project),
+                                Some(feature),
+                                Some(environment),
+                                Some(pre_data),
+                                Some(data),
+                            ));
+                            results.push(FeatureVariants {
+                                version: VARIANTS_SCHEMA_VERSION,
+                                variants,
+                            });
+                            current = list;
+                            kept.push(writer);
+                        }
+                        (Err(error), _) | (_, Err(error)) => {
+                            writer.answer(Outcome::Done(Err(error)));
+                        }
+                    }
+                }
+                Err(error) => writer.answer(Outcome::Done(Err(error))),
+            }
+        }
+        *writers = kept;
+        if writers.is_empty() {
+            return Ok(None);
+        }
+        // The stored record with the last list; `enabled` and the strategies are written
+        // back as they were.
+        let record = encode(
+            &target.fe_key,
+            &UpdatedFeatureEnvironment {
+                enabled: stored.enabled,
+                variants: current.as_raw(),
+                strategies: match stored.strategies {
+                    Some(strategies) => strategies,
+                    None => empty_list(),
+                },
+            },
+        )
+        .map_err(drop)?;
+        let fe_revision = revision_of(target.fe_record.as_ref());
+        let mut changes = ChangeSet::new();
+        changes
+            .expect_revision(target.fe_key.clone(), fe_revision)
+            .expect_revision(target.feature_key.clone(), target.feature_revision)
+            .expect_revision(target.project_key.clone(), target.project_revision)
+            .put(target.fe_key.clone(), record);
+        for event in events {
+            changes.event(event);
+        }
+        Ok(Some((changes, results)))
+    }
+
+    /// One change decided and committed on its own: what a writer of a batch that could not
+    /// be decided as a whole does (see `variant_writers.rs`), so that it gets exactly its own
+    /// request's answer. `first` is a permission decision still unused, if any.
+    async fn change_variants_alone(
+        &self,
+        first: Option<Authorised>,
+        caller: &Caller,
+        project: &str,
+        feature: &str,
+        environment: &str,
+        change: VariantsChange<'_>,
+    ) -> Result<FeatureVariants> {
         let fe_key = feature_environment_key(feature, environment);
         let checks = variants_checks(project, environment);
-        let mut first = Some(first);
+        let mut first = first;
         retrying!("patch_variants", async {
             // After a conflict (the key revoked, the user's access changed) the permission
             // is decided again with the rest.
@@ -263,15 +514,7 @@ impl ToggleAdmin {
             }
             let stored = target.stored()?;
             let old_list = stored.variants();
-            let variants = match change {
-                VariantsChange::Patch(patch) => {
-                    let current: Value = decode_text(&target.fe_key, old_list)?;
-                    let patched = crate::variants::apply_patch_to(current, patch)?;
-                    crate::variants::normalise_variants(&patched)?
-                }
-                VariantsChange::Replace(list) => crate::variants::normalise_variants(list)?,
-            };
-            let new_list = encode(&target.fe_key, &variants)?;
+            let (variants, new_list) = next_list(&target.fe_key, old_list, change)?;
             // The stored record with the new list; `enabled` and the strategies are written
             // back as they were.
             let record = encode(
@@ -346,13 +589,23 @@ impl ToggleAdmin {
     }
 }
 
-/// What a variant change does to the stored list.
-#[derive(Clone, Copy)]
-pub(crate) enum VariantsChange<'a> {
-    /// Apply a JSON Patch to it (`PATCH`).
-    Patch(&'a Patch),
-    /// Replace it with this list, still raw JSON so that problems are reported by path (`PUT`).
-    Replace(&'a Value),
+/// The list `change` makes of `list` (the stored JSON text of the record at `key`): the
+/// normalised variants, and as JSON text.
+fn next_list(
+    key: &Key,
+    list: &RawValue,
+    change: VariantsChange<'_>,
+) -> Result<(Vec<Variant>, Json)> {
+    let variants = match change {
+        VariantsChange::Patch(patch) => {
+            let current: Value = decode_text(key, list)?;
+            let patched = crate::variants::apply_patch_to(current, patch)?;
+            crate::variants::normalise_variants(&patched)?
+        }
+        VariantsChange::Replace(list) => crate::variants::normalise_variants(list)?,
+    };
+    let text = encode(key, &variants)?;
+    Ok((variants, text))
 }
 
 /// The permission a variant change needs.
