@@ -86,6 +86,8 @@ pub(super) struct Writer {
     pub(super) caller: Caller,
     pub(super) change: OwnedChange,
     reply: oneshot::Sender<Outcome>,
+    /// Told when a leader takes this writer: from then on it only waits for its answer.
+    pub(super) taken: Arc<tokio::sync::Notify>,
 }
 
 impl Writer {
@@ -108,7 +110,13 @@ pub(super) struct Queue {
 impl Queue {
     /// Every writer waiting now, in arrival order.
     pub(super) fn take(&self) -> Vec<Writer> {
-        std::mem::take(&mut *self.waiting.lock().unwrap_or_else(PoisonError::into_inner))
+        let taken =
+            std::mem::take(&mut *self.waiting.lock().unwrap_or_else(PoisonError::into_inner));
+        for writer in &taken {
+            // A permit is kept if the writer is not waiting for it yet.
+            writer.taken.notify_one();
+        }
+        taken
     }
 
     fn is_empty(&self) -> bool {
@@ -122,6 +130,21 @@ impl Queue {
 impl std::fmt::Debug for Writer {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Writer").finish_non_exhaustive()
+    }
+}
+
+/// A queued writer's side: its queue, where its answer comes, and the signal that a leader
+/// took it.
+pub(super) struct Ticket {
+    pub(super) queue: Arc<Queue>,
+    pub(super) answer: oneshot::Receiver<Outcome>,
+    pub(super) taken: Arc<tokio::sync::Notify>,
+}
+
+impl Ticket {
+    /// Whether `writer` is this ticket's own.
+    pub(super) fn is_mine(&self, writer: &Writer) -> bool {
+        Arc::ptr_eq(&self.taken, &writer.taken)
     }
 }
 
@@ -140,13 +163,15 @@ impl VariantWriters {
         first: Authorised,
         caller: &Caller,
         change: VariantsChange<'_>,
-    ) -> (Arc<Queue>, oneshot::Receiver<Outcome>) {
+    ) -> Ticket {
         let (reply, answer) = oneshot::channel();
+        let taken = Arc::new(tokio::sync::Notify::new());
         let writer = Writer {
             first: Some(first),
             caller: caller.clone(),
             change: OwnedChange::of(change),
             reply,
+            taken: Arc::clone(&taken),
         };
         let mut queues = self.queues.lock().unwrap_or_else(PoisonError::into_inner);
         let queue = Arc::clone(queues.entry(target.clone()).or_default());
@@ -155,7 +180,11 @@ impl VariantWriters {
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
             .push(writer);
-        (queue, answer)
+        Ticket {
+            queue,
+            answer,
+            taken,
+        }
     }
 
     /// Let go of `queue` (the caller's handle on the queue of `target`), and drop the queue

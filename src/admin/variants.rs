@@ -253,29 +253,39 @@ impl ToggleAdmin {
             feature.to_owned(),
             environment.to_owned(),
         );
-        let (queue, mut answer) = self.writers.enqueue(&target, first, caller, change);
+        let mut ticket = self.writers.enqueue(&target, first, caller, change);
+        let queue = Arc::clone(&ticket.queue);
         let outcome = loop {
-            tokio::select! {
+            let turn = tokio::select! {
                 biased;
-                outcome = &mut answer => break outcome,
-                turn = Arc::clone(&queue.turn).lock_owned() => {
-                    let batch = queue.take();
-                    if batch.is_empty() {
-                        // A leader before took this change; its answer comes.
-                        drop(turn);
-                        continue;
-                    }
-                    // The lead runs in a task of its own, so that this request being dropped
-                    // (its client gone) does not strand the other writers of the batch.
-                    let lead = {
-                        let (admin, target) = (self.clone(), target.clone());
-                        tokio::spawn(async move { admin.lead(turn, batch, target).await })
-                    };
-                    // It answers every writer it took, this one's too if it was among them.
-                    let _ = lead.await;
-                }
+                outcome = &mut ticket.answer => break outcome,
+                // A leader took this change: nothing to do but wait for the answer.
+                () = ticket.taken.notified() => None,
+                turn = Arc::clone(&queue.turn).lock_owned() => Some(turn),
+            };
+            let Some(turn) = turn else {
+                break (&mut ticket.answer).await;
+            };
+            let batch = queue.take();
+            if batch.is_empty() {
+                // A leader before took this change; its answer comes.
+                continue;
             }
+            if batch.len() == 1 && ticket.is_mine(&batch[0]) {
+                // Only this change: decided here, as before combining (nobody to strand).
+                self.lead(turn, batch, target.clone()).await;
+                continue;
+            }
+            // The lead runs in a task of its own, so that this request being dropped (its
+            // client gone) does not strand the other writers of the batch. It answers every
+            // writer it took, this one's too if it was among them.
+            let lead = {
+                let (admin, target) = (self.clone(), target.clone());
+                tokio::spawn(async move { admin.lead(turn, batch, target).await })
+            };
+            let _ = lead.await;
         };
+        drop(ticket);
         self.writers.forget(&target, queue);
         match outcome {
             Ok(Outcome::Done(result)) => result,
