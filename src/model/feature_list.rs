@@ -9,7 +9,8 @@ use serde::{Deserialize, Serialize};
 /// The most features one page may hold; a larger `limit` is lowered to it.
 pub const MAX_FEATURE_PAGE: usize = 500;
 
-/// Which of a project's features [`ToggleAdmin::feature_list`] answers with.
+/// Which of a project's features
+/// [`ToggleAdmin::feature_list`](crate::ToggleAdmin::feature_list) answers with.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct FeatureListQuery {
     /// Only features whose name or description contains this text, compared without regard to
