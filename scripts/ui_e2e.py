@@ -18,8 +18,8 @@ import urllib.request
 
 from selenium import webdriver
 from selenium.webdriver.chrome.service import Service
+from selenium.common.exceptions import WebDriverException
 from selenium.webdriver.common.by import By
-from selenium.webdriver.support import expected_conditions
 from selenium.webdriver.support.ui import Select, WebDriverWait
 
 BASE = os.environ["BASE"].rstrip("/")
@@ -149,8 +149,19 @@ def submit(driver, element):
     page gone and the new one loaded (a click returns before the navigation ends)."""
     old = driver.find_element(By.TAG_NAME, "html")
     element.click()
-    WebDriverWait(driver, 30).until(expected_conditions.staleness_of(old))
-    WebDriverWait(driver, 30).until(
+
+    def gone(_driver):
+        # Stale, or (Chromium, mid-navigation) "Node with given id does not belong to the
+        # document": either way the old page is gone.
+        try:
+            old.is_enabled()
+            return False
+        except WebDriverException:
+            return True
+
+    WebDriverWait(driver, 30).until(gone)
+    # The new document may still be replacing the old one: a script run then can fail.
+    WebDriverWait(driver, 30, ignored_exceptions=(WebDriverException,)).until(
         lambda d: d.execute_script("return document.readyState") == "complete")
 
 
