@@ -17,7 +17,7 @@ use crate::auth::{
 use crate::error::{Error, ErrorDetail, Result};
 use crate::model::{ApiKeyInfo, ClientKeyType, KeyAccess, Permission, TokenRequest};
 use crate::names::{MAX_NAME, display_name_problem};
-use crate::store::{ChangeSet, Collection, Json, Key, Revision};
+use crate::store::{ChangeSet, Collection, Json, Key, ReadView, Revision, Versioned};
 
 /// The shortest secret [`ToggleAdmin::bootstrap_admin_key_with_secret`] accepts.
 pub(crate) const MIN_CHOSEN_SECRET: usize = 32;
@@ -327,27 +327,36 @@ impl ToggleAdmin {
         Ok(self.find_key(secret).await?.map(|caller| caller.info.id))
     }
 
+    /// [`authenticate`](Self::authenticate) on the key's record as a decision view shows it
+    /// (see [`Store::decision_view`](crate::Store::decision_view)), for an operation that
+    /// commits with the key's revision as a precondition (see
+    /// [`require_as_authenticated`](Self::require_as_authenticated)): a key revoked or
+    /// changed since that view's record was learnt makes the commit conflict, and its retry
+    /// decides on a fresh read. Only an acceptance comes from it: a refusal is decided by
+    /// `authenticate` itself, on the store's current state.
+    pub(crate) async fn authenticate_to_commit(&self, secret: Option<&str>) -> Result<Caller> {
+        if let Some(secret) = secret.map(str::trim).filter(|s| !s.is_empty())
+            && let Ok(view) = self.store.decision_view().await
+            && let Ok(Some(caller)) = self.find_key_in(view.as_ref(), secret).await
+            && !caller.info.is_expired_at(Utc::now())
+        {
+            return Ok(caller);
+        }
+        self.authenticate(secret).await
+    }
+
     /// The key whose secret is `secret`, verified, whatever its expiry.
     async fn find_key(&self, secret: &str) -> Result<Option<Caller>> {
         let hash = hash_secret(secret);
-        let key = api_key_key(&hash);
-        let Some(record) = self.store.get(&key).await? else {
-            return Ok(None);
-        };
-        let stored: StoredKey = decode(&key, &record.value)?;
-        // The lookup alone would trust the store to have matched the id exactly; the
-        // verifier is a second, independent digest of the secret that only the record made
-        // for this very secret holds.
-        if let Some(verifier) = &stored.verifier
-            && !constant_time_eq(verifier, &verifier_of(secret))
-        {
-            return Ok(None);
-        }
-        Ok(Some(Caller {
-            secret_hash: hash,
-            info: stored.info,
-            revision: record.revision,
-        }))
+        let record = self.store.get(&api_key_key(&hash)).await?;
+        verified_key(secret, hash, record)
+    }
+
+    /// [`find_key`](Self::find_key) in `view`.
+    async fn find_key_in(&self, view: &dyn ReadView, secret: &str) -> Result<Option<Caller>> {
+        let hash = hash_secret(secret);
+        let record = view.get(&api_key_key(&hash)).await?;
+        verified_key(secret, hash, record)
     }
 
     /// Every key with its record's key and revision.
@@ -599,4 +608,27 @@ fn key_event_data(key: &Key, info: &ApiKeyInfo) -> Result<Json> {
 /// `text` as a JSON string, so that any character in it is shown escaped.
 fn quoted(text: &str) -> String {
     serde_json::Value::from(text).to_string()
+}
+
+/// The key whose secret is `secret` (its hash `hash`) from its `record`, if there is one and
+/// it was made for this very secret.
+fn verified_key(secret: &str, hash: String, record: Option<Versioned>) -> Result<Option<Caller>> {
+    let key = api_key_key(&hash);
+    let Some(record) = record else {
+        return Ok(None);
+    };
+    let stored: StoredKey = decode(&key, &record.value)?;
+    // The lookup alone would trust the store to have matched the id exactly; the
+    // verifier is a second, independent digest of the secret that only the record made
+    // for this very secret holds.
+    if let Some(verifier) = &stored.verifier
+        && !constant_time_eq(verifier, &verifier_of(secret))
+    {
+        return Ok(None);
+    }
+    Ok(Some(Caller {
+        secret_hash: hash,
+        info: stored.info,
+        revision: record.revision,
+    }))
 }

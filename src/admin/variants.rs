@@ -38,9 +38,21 @@ struct Target {
     fe_record: Option<Versioned>,
     project_key: Key,
     project_revision: Revision,
+    environment_key: Key,
+    environment_revision: Revision,
 }
 
 impl Target {
+    /// Expect every record the decision read at the revision it read: a decision view may
+    /// show any of them stale (see [`Store::decision_view`](crate::store::Store::decision_view)).
+    fn expect_read(&self, changes: &mut ChangeSet) {
+        changes
+            .expect_revision(self.fe_key.clone(), revision_of(self.fe_record.as_ref()))
+            .expect_revision(self.feature_key.clone(), self.feature_revision)
+            .expect_revision(self.project_key.clone(), self.project_revision)
+            .expect_revision(self.environment_key.clone(), self.environment_revision);
+    }
+
     /// The stored feature environment, its lists still JSON text (`[]` lists when it has no
     /// record yet: records are written on first change).
     fn stored(&self) -> Result<StoredFeatureEnvironment<'_>> {
@@ -235,6 +247,37 @@ impl ToggleAdmin {
             .await
     }
 
+    /// Authenticate `secret` and decide its permission to change variants of `project` in
+    /// `environment` (what [`require_variants_permission`](Self::require_variants_permission)
+    /// decides), for the HTTP adapter. The key's record is the one a decision view shows
+    /// ([`authenticate_to_commit`](Self::authenticate_to_commit)): the change commits with
+    /// its revision as a precondition, so a key revoked or changed since is refused at the
+    /// commit's retry. A refusal decided on that record is decided again on the store's
+    /// current record when the two differ.
+    pub(crate) async fn authorise_variants_change(
+        &self,
+        secret: Option<&str>,
+        project: &str,
+        environment: &str,
+    ) -> Result<(Caller, Authorised)> {
+        let caller = self.authenticate_to_commit(secret).await?;
+        let refusal = match self
+            .require_variants_permission(&caller, project, environment)
+            .await
+        {
+            Ok(authorised) => return Ok((caller, authorised)),
+            Err(refusal) => refusal,
+        };
+        let current = self.authenticate(secret).await?;
+        if current.revision == caller.revision {
+            return Err(refusal);
+        }
+        let authorised = self
+            .require_variants_permission(&current, project, environment)
+            .await?;
+        Ok((current, authorised))
+    }
+
     /// Read-decide-submit the variant list, authorised by `first` on the first attempt (from
     /// [`require_variants_permission`](Self::require_variants_permission), which the HTTP
     /// adapter calls before reading the body). Concurrent changes of the same feature
@@ -393,7 +436,8 @@ impl ToggleAdmin {
     }
 
     /// Read the feature environment and apply each writer's change in turn. A change that
-    /// fails is answered with its error and removed from `writers`. `Err(())` when the batch
+    /// fails is removed from `writers` and answered with its error, or, on a view that may
+    /// lag, sent to decide alone. `Err(())` when the batch
     /// cannot be decided as a whole (read failed, 404, archived); `Ok(None)` when no change
     /// is left; else the change set and each remaining writer's result, in order.
     async fn decide_batch(
@@ -416,6 +460,7 @@ impl ToggleAdmin {
         let mut events = Vec::with_capacity(writers.len());
         let mut results = Vec::with_capacity(writers.len());
         let mut kept = Vec::with_capacity(writers.len());
+        let mut refused = Vec::new();
         for writer in writers.drain(..) {
             match next_list(&target.fe_key, current.as_raw(), writer.change.borrowed()) {
                 Ok((variants, list)) => {
@@ -449,13 +494,21 @@ impl ToggleAdmin {
                             current = list;
                             kept.push(writer);
                         }
-                        (Err(error), _) | (_, Err(error)) => {
-                            writer.answer(Outcome::Done(Err(error)));
-                        }
+                        (Err(error), _) | (_, Err(error)) => refused.push((writer, error)),
                     }
                 }
-                Err(error) => writer.answer(Outcome::Done(Err(error))),
+                Err(error) => refused.push((writer, error)),
             }
+        }
+        let lagging = view.may_lag();
+        for (writer, error) in refused {
+            // A refusal decided on a view that may lag is confirmed alone, on one that does
+            // not (a refused change is not in the batch, so the others stand).
+            writer.answer(if lagging {
+                Outcome::Alone
+            } else {
+                Outcome::Done(Err(error))
+            });
         }
         *writers = kept;
         if writers.is_empty() {
@@ -475,13 +528,9 @@ impl ToggleAdmin {
             },
         )
         .map_err(drop)?;
-        let fe_revision = revision_of(target.fe_record.as_ref());
         let mut changes = ChangeSet::new();
-        changes
-            .expect_revision(target.fe_key.clone(), fe_revision)
-            .expect_revision(target.feature_key.clone(), target.feature_revision)
-            .expect_revision(target.project_key.clone(), target.project_revision)
-            .put(target.fe_key.clone(), record);
+        target.expect_read(&mut changes);
+        changes.put(target.fe_key.clone(), record);
         for event in events {
             changes.event(event);
         }
@@ -510,7 +559,11 @@ impl ToggleAdmin {
             // Writers of this feature environment decide one after the other, on the latest
             // accepted state, and wait for durability after letting the next one decide.
             let turn = self.locks.lock(&fe_key).await;
-            let view = self.store.decision_view().await?;
+            // This path answers refusals, so it decides on a view that does not lag.
+            let mut view = self.store.decision_view().await?;
+            if view.may_lag() {
+                view = self.store.view().await?;
+            }
             let target = self
                 .read_target(Reader::View(view.as_ref()), project, feature, environment)
                 .await?;
@@ -545,12 +598,9 @@ impl ToggleAdmin {
                     variants: new_list.as_raw(),
                 },
             )?;
-            let fe_revision = revision_of(target.fe_record.as_ref());
             let mut changes = ChangeSet::new();
+            target.expect_read(&mut changes);
             changes
-                .expect_revision(target.fe_key.clone(), fe_revision)
-                .expect_revision(target.feature_key.clone(), target.feature_revision)
-                .expect_revision(target.project_key.clone(), target.project_revision)
                 .put(target.fe_key.clone(), record)
                 .event(event(
                     caller,
@@ -583,10 +633,11 @@ impl ToggleAdmin {
         let keys = feature_environment_keys(project, feature, environment);
         let records = reader.read(&keys).await?;
         let archived = feature_environment_found(project, feature, environment, &keys, &records)?;
-        let [project_record, feature_record, _, fe_record] = records;
+        let [project_record, feature_record, environment_record, fe_record] = records;
         let project_revision = revision_of(project_record.as_ref());
         let feature_revision = revision_of(feature_record.as_ref());
-        let [project_key, feature_key, _, fe_key] = keys;
+        let environment_revision = revision_of(environment_record.as_ref());
+        let [project_key, feature_key, environment_key, fe_key] = keys;
         Ok(Target {
             feature_key,
             feature_revision,
@@ -595,6 +646,8 @@ impl ToggleAdmin {
             fe_record,
             project_key,
             project_revision,
+            environment_key,
+            environment_revision,
         })
     }
 }

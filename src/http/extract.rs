@@ -55,11 +55,33 @@ impl FromRequestParts<ToggleAdmin> for AnyKey {
     }
 }
 
+/// The API key in the `Authorization` header, not yet authenticated: for a route whose
+/// operation authenticates it itself (a variant change, which may authenticate on what the
+/// store knows in process, see [`ToggleAdmin::authenticate_to_commit`]).
+#[derive(Debug, Clone)]
+pub(crate) struct KeySecret(pub Option<String>);
+
+impl<S: Send + Sync> FromRequestParts<S> for KeySecret {
+    type Rejection = ApiError;
+
+    async fn from_request_parts(
+        parts: &mut Parts,
+        _state: &S,
+    ) -> std::result::Result<Self, ApiError> {
+        Ok(KeySecret(secret_of(parts)?.map(str::to_owned)))
+    }
+}
+
 /// The caller named by the `Authorization` header, whatever its key's type.
 pub(crate) async fn authenticate(
     parts: &Parts,
     admin: &ToggleAdmin,
 ) -> std::result::Result<Caller, ApiError> {
+    Ok(admin.authenticate(secret_of(parts)?).await?)
+}
+
+/// The key in the `Authorization` header: as it is, or after `Bearer `.
+fn secret_of(parts: &Parts) -> std::result::Result<Option<&str>, ApiError> {
     let secret = match parts.headers.get(header::AUTHORIZATION) {
         None => None,
         Some(value) => Some(value.to_str().map_err(|_| Error::AuthenticationRequired {
@@ -73,7 +95,7 @@ pub(crate) async fn authenticate(
             _ => s,
         }
     });
-    Ok(admin.authenticate(secret).await?)
+    Ok(secret)
 }
 
 /// Which content types a body may have.

@@ -4,7 +4,7 @@
 use axum::extract::State;
 
 use super::error::{HttpResult, Json};
-use super::extract::{Authenticated, LaterBody, Params};
+use super::extract::{Authenticated, KeySecret, LaterBody, Params};
 use crate::ToggleAdmin;
 use crate::admin::VariantsChange;
 use crate::model::FeatureVariants;
@@ -33,14 +33,14 @@ pub(crate) fn routes() -> OpenApiRouter<ToggleAdmin> {
 )]
 async fn patch(
     State(admin): State<ToggleAdmin>,
-    Authenticated(caller): Authenticated,
+    KeySecret(secret): KeySecret,
     Params((project, feature, environment)): VariantsPath,
     body: LaterBody,
 ) -> HttpResult<Json<FeatureVariants>> {
     // Permission before the body's shape, as Unleash checks; the decision then serves the
     // change's first attempt.
-    let authorised = admin
-        .require_variants_permission(&caller, &project, &environment)
+    let (caller, authorised) = admin
+        .authorise_variants_change(secret.as_deref(), &project, &environment)
         .await?;
     let body = body.patch().await?;
     let patch = crate::variants::decode_patch(&body)?;
@@ -70,12 +70,12 @@ async fn patch(
 )]
 async fn replace(
     State(admin): State<ToggleAdmin>,
-    Authenticated(caller): Authenticated,
+    KeySecret(secret): KeySecret,
     Params((project, feature, environment)): VariantsPath,
     body: LaterBody,
 ) -> HttpResult<Json<FeatureVariants>> {
-    let authorised = admin
-        .require_variants_permission(&caller, &project, &environment)
+    let (caller, authorised) = admin
+        .authorise_variants_change(secret.as_deref(), &project, &environment)
         .await?;
     let body = body.value().await?;
     let result = admin

@@ -28,6 +28,15 @@ pub trait ReadView: fmt::Debug + Send + Sync {
     /// The records of `collection` whose id starts with `prefix` (all of them for `""`),
     /// ordered by id, with the collection's revision.
     async fn list(&self, collection: Collection, prefix: &str) -> Result<Listing, StoreError>;
+
+    /// Whether this view may lack commits that other processes made before it was taken: a
+    /// decision view answering from what this process knows (the PostgresStore's). A
+    /// decision that commits is safe on it under record preconditions; a refusal decided on
+    /// it (a 404, an invalid change) must be confirmed on a view that does not lag
+    /// ([`Store::view`](super::Store::view)) before it is answered. Default `false`.
+    fn may_lag(&self) -> bool {
+        false
+    }
 }
 
 /// A [`ReadView`] over an in-memory copy of [`Records`]: what the memory and file stores

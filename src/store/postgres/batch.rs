@@ -275,19 +275,20 @@ impl Committer {
         client: &mut deadpool_postgres::Client,
         plans: &[Plan<'_>],
     ) -> Result<Vec<Result<Revision, StoreError>>, Attempt> {
-        let tx = client.transaction().await.map_err(|e| {
-            if connection_lost(&e) {
-                Attempt::Stale(backend("commit: begin", e))
-            } else {
-                Attempt::Failed(backend("commit: begin", e))
-            }
-        })?;
-        // A statement the database refuses aborts the whole transaction: the batch then runs
-        // again one change set at a time, where the refusal reaches only its own caller.
+        if client.is_closed() {
+            // Nothing is sent on a connection known to be closed: another one may take it.
+            return Err(Attempt::Stale(plain(
+                "PostgreSQL: commit: begin: the connection is closed".into(),
+            )));
+        }
+        // Until COMMIT is sent nothing can have been committed: a connection lost before that
+        // leaves the batch to be sent again on another one. A statement the database refuses
+        // aborts the whole transaction: the batch then runs again one change set at a time,
+        // where the refusal reaches only its own caller.
         let during = |what: &'static str| {
             move |e: tokio_postgres::Error| {
                 if connection_lost(&e) {
-                    Attempt::Lost(backend(what, e))
+                    Attempt::Stale(backend(what, e))
                 } else if failure::timed_out(&e) {
                     // One at a time would only time out again.
                     Attempt::Failed(backend(what, e))
@@ -296,27 +297,41 @@ impl Committer {
                 }
             }
         };
-        let statement = tx
+        let statement = client
             .prepare_cached(&self.statements.commit)
             .await
             .map_err(during("commit: preparing"))?;
         let params: Vec<Vec<&(dyn ToSql + Sync)>> = plans.iter().map(Plan::params).collect();
         let applied = Locks::of(plans)
-            .run(&tx, &self.statements, &statement, &params)
+            .apply(client, &self.statements, &statement, &params)
             .await
-            .map_err(|(what, e)| during(what)(e))?;
-        let mut results = Vec::with_capacity(plans.len());
-        for (plan, row) in plans.iter().zip(applied) {
-            let row = row.map_err(during("commit: writing a change set"))?;
-            results.push(
-                commit::outcome(plan, &row).map_err(|failure| match failure {
-                    Failure::StaleConnection(e)
-                    | Failure::LostConnection(e)
-                    | Failure::Final(e) => Attempt::Failed(e),
-                })?,
-            );
-        }
-        tx.commit().await.map_err(|e| {
+            .map_err(|(what, e)| during(what)(e))
+            .and_then(|applied| {
+                plans
+                    .iter()
+                    .zip(applied)
+                    .map(|(plan, row)| {
+                        let row = row.map_err(during("commit: writing a change set"))?;
+                        commit::outcome(plan, &row).map_err(|failure| match failure {
+                            Failure::StaleConnection(e)
+                            | Failure::LostConnection(e)
+                            | Failure::Final(e) => Attempt::Failed(e),
+                        })
+                    })
+                    .collect::<Result<Vec<_>, Attempt>>()
+            });
+        let results = match applied {
+            Ok(results) => results,
+            Err(Attempt::Stale(e)) => return Err(Attempt::Stale(e)),
+            Err(other) => {
+                // The transaction ends before the connection is reused.
+                commit::end(client, false)
+                    .await
+                    .map_err(|e| Attempt::Stale(backend("commit: rollback", e)))?;
+                return Err(other);
+            }
+        };
+        commit::end(client, true).await.map_err(|e| {
             Attempt::Lost(backend(
                 "commit: COMMIT failed, so whether the change set was applied is unknown",
                 e,
@@ -339,7 +354,7 @@ enum Together {
 
 /// How one attempt at a batch's transaction ended when it did not commit.
 enum Attempt {
-    /// The connection was dead at `BEGIN`; nothing was sent.
+    /// The connection was lost before `COMMIT` was sent: nothing was committed.
     Stale(StoreError),
     /// The connection died during the transaction: the outcome is unknown.
     Lost(StoreError),

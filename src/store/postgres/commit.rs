@@ -6,8 +6,12 @@
 use std::collections::{BTreeSet, HashMap};
 
 use chrono::{DateTime, Utc};
-use deadpool_postgres::{Client, Transaction};
-use futures_util::future::join3;
+use deadpool_postgres::Client;
+use std::future::{Future, poll_fn};
+use std::pin::Pin;
+use std::task::Poll;
+
+use futures_util::future::{MaybeDone, join, join3, maybe_done};
 use serde_json::value::RawValue;
 use tokio_postgres::types::{Json as PgJson, ToSql};
 
@@ -195,14 +199,18 @@ impl<'a> Locks<'a> {
         locks
     }
 
-    /// Take the locks and run `statement` once per set of `params`, all sent at once on
-    /// `tx` (tokio-postgres sends a connection's requests in the order they are made, and
-    /// the server runs them in that order): the key locks, then the gate, then each
-    /// change set, seeing the ones before it. Answers each statement's outcome; a lock that
-    /// failed is the error, with the step it failed at.
-    pub(super) async fn run<'p>(
+    /// Open a transaction on `client` and apply the change sets in it, all sent at once
+    /// (tokio-postgres sends a connection's requests in the order they are first polled, and
+    /// the server runs them in that order): `BEGIN`, the key locks, the gate, then
+    /// `statement` once per set of `params`, each change set seeing the ones before it. One
+    /// round trip; the transaction is left open for the caller to end ([`end`]).
+    ///
+    /// Nothing is committed before the caller's `COMMIT`: if the connection is lost on the
+    /// way, the server rolls the transaction back, so the change sets may be sent again on
+    /// another connection.
+    pub(super) async fn apply<'p>(
         &self,
-        tx: &Transaction<'_>,
+        client: &deadpool_postgres::Client,
         statements: &Statements,
         statement: &tokio_postgres::Statement,
         params: &'p [Vec<&'p (dyn ToSql + Sync)>],
@@ -210,8 +218,8 @@ impl<'a> Locks<'a> {
         Vec<Result<tokio_postgres::Row, tokio_postgres::Error>>,
         (&'static str, tokio_postgres::Error),
     > {
-        let prepared = |sql| tx.prepare_cached(sql);
-        let (lock_keys, gate) = futures_util::future::join(
+        let prepared = |sql| client.prepare_cached(sql);
+        let (lock_keys, gate) = join(
             prepared(&statements.lock_keys),
             prepared(if self.exclusive_gate {
                 &statements.gate_exclusive
@@ -229,21 +237,55 @@ impl<'a> Locks<'a> {
             &statements.schema,
         ];
         let gate_params: [&(dyn ToSql + Sync); 1] = [&statements.schema];
-        let keys = tx.query_one(&lock_keys, &key_params);
-        let entered = tx.query_one(&gate, &gate_params);
-        let applied =
-            futures_util::future::join_all(params.iter().map(|p| tx.query_one(statement, p)));
-        let (keys, entered, applied) = join3(keys, entered, applied).await;
+        let begin = client.batch_execute("BEGIN");
+        let keys = client.query_one(&lock_keys, &key_params);
+        let entered = client.query_one(&gate, &gate_params);
+        let applied = in_order(params.iter().map(|p| client.query_one(statement, p)));
+        let ((begun, keys, entered), applied) = join(join3(begin, keys, entered), applied).await;
+        begun.map_err(|e| ("begin", e))?;
         keys.map_err(|e| ("locking the keys", e))?;
         entered.map_err(|e| ("entering the gate", e))?;
         Ok(applied)
     }
 }
 
+/// End the transaction [`Locks::apply`] left open: `COMMIT` or `ROLLBACK`.
+pub(super) async fn end(
+    client: &deadpool_postgres::Client,
+    commit: bool,
+) -> Result<(), tokio_postgres::Error> {
+    client
+        .batch_execute(if commit { "COMMIT" } else { "ROLLBACK" })
+        .await
+}
+
+/// Run `futures` to completion, polling them in their order: so tokio-postgres sends their
+/// requests in that order (`join_all` promises no order past 30 futures).
+async fn in_order<F: Future>(futures: impl IntoIterator<Item = F>) -> Vec<F::Output> {
+    let mut slots: Vec<Pin<Box<MaybeDone<F>>>> = futures
+        .into_iter()
+        .map(|future| Box::pin(maybe_done(future)))
+        .collect();
+    poll_fn(|cx| {
+        let mut done = true;
+        for slot in &mut slots {
+            done &= slot.as_mut().poll(cx).is_ready();
+        }
+        if done { Poll::Ready(()) } else { Poll::Pending }
+    })
+    .await;
+    slots
+        .iter_mut()
+        .filter_map(|slot| slot.as_mut().take_output())
+        .collect()
+}
+
+
 /// Why one attempt at a commit failed.
 pub(super) enum Failure {
-    /// The connection was already dead at `BEGIN`: nothing was sent that could have changed
-    /// anything, so another connection may try again.
+    /// The connection was lost before `COMMIT` was sent: nothing was committed (the server
+    /// rolls back a transaction whose connection is gone), so another connection may try
+    /// again.
     StaleConnection(StoreError),
     /// The connection died during the commit; reported to the caller, and the connection must
     /// not go back to the pool.
@@ -275,48 +317,63 @@ pub(super) async fn run(
     statements: &Statements,
     plan: &Plan<'_>,
 ) -> Result<Revision, Failure> {
-    let tx = match client.transaction().await {
-        Ok(tx) => tx,
-        Err(e) if connection_lost(&e) => {
-            return Err(Failure::StaleConnection(backend("commit: begin", e)));
-        }
-        Err(e) => return Err(Failure::Final(backend("commit: begin", e))),
-    };
-    let fail = |what: &str| {
+    if client.is_closed() {
+        // Nothing is sent on a connection known to be closed: another one may take it.
+        return Err(Failure::StaleConnection(plain(
+            "PostgreSQL: commit: begin: the connection is closed".into(),
+        )));
+    }
+    // Until COMMIT is sent nothing can have been committed: a connection lost before that
+    // leaves the change set to be sent again on another one.
+    let before_commit = |what: &str| {
         let what = format!("commit: {what}");
-        move |e| Failure::of(&what, e)
+        move |e: tokio_postgres::Error| {
+            if connection_lost(&e) {
+                Failure::StaleConnection(backend(&what, e))
+            } else {
+                Failure::Final(backend(&what, e))
+            }
+        }
     };
 
     // The statement runs once this transaction holds the locks of every key it reads and
     // writes, so it sees every earlier commit of those keys (each READ COMMITTED statement
     // takes a fresh snapshot); commits of other keys run alongside.
-    let commit = tx
+    let commit = client
         .prepare_cached(&statements.commit)
         .await
-        .map_err(fail("preparing"))?;
+        .map_err(before_commit("preparing"))?;
     let params = [plan.params()];
     let plans = std::slice::from_ref(plan);
-    let mut applied = Locks::of(plans)
-        .run(&tx, statements, &commit, &params)
+    let applied = Locks::of(plans)
+        .apply(client, statements, &commit, &params)
         .await
-        .map_err(|(what, e)| fail(what)(e))?;
-    let row = applied
-        .pop()
-        .ok_or_else(|| plain("PostgreSQL: commit: no answer for the change set".into()))?
-        .map_err(fail("writing the change set"))?;
-    let revision = match outcome(plan, &row)? {
-        Ok(revision) => revision,
-        Err(conflict) => {
-            // Nothing was written. Dropping the transaction queues its ROLLBACK ahead of
-            // anything the connection's next user sends, without waiting for the answer: a
-            // conflicting commit costs one round trip less, which counts under contention.
-            drop(tx);
+        .map_err(|(what, e)| before_commit(what)(e))
+        .and_then(|mut applied| {
+            applied
+                .pop()
+                .ok_or_else(|| {
+                    Failure::Final(plain("PostgreSQL: commit: no answer for the change set".into()))
+                })?
+                .map_err(before_commit("writing the change set"))
+        })
+        .and_then(|row| outcome(plan, &row));
+    let revision = match applied {
+        Ok(Ok(revision)) => revision,
+        Ok(Err(conflict)) => {
+            // Nothing was written; the transaction ends before the connection is reused.
+            end(client, false).await.map_err(before_commit("rollback"))?;
             return Err(Failure::Final(conflict));
         }
+        Err(Failure::Final(error)) => {
+            end(client, false).await.map_err(before_commit("rollback"))?;
+            return Err(Failure::Final(error));
+        }
+        Err(failure) => return Err(failure),
     };
     // If the connection drops while COMMIT is in flight the outcome is unknown to us (as with
     // any database); the error says so and the caller re-reads before deciding again.
-    tx.commit().await.map_err(|e| {
+    end(client, true).await.map_err(|e| {
         Failure::of(
             "commit: COMMIT failed, so whether the change set was applied is unknown",
             e,

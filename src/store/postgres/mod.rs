@@ -4,6 +4,7 @@
 mod batch;
 mod commit;
 mod failure;
+mod known;
 mod migrate;
 mod notify;
 mod reads;
@@ -206,6 +207,8 @@ pub struct PostgresStore {
     bound: Duration,
     /// `NOTIFY` after commits, `LISTEN` for [`Store::changes`] (see `notify.rs`).
     notifier: Arc<notify::Notifier>,
+    /// The records this instance committed or read for a decision (see `known.rs`).
+    known: Arc<known::KnownRecords>,
 }
 
 impl fmt::Debug for PostgresStore {
@@ -281,6 +284,7 @@ impl PostgresStore {
         ));
         let store = PostgresStore {
             notifier,
+            known: Arc::default(),
             pool,
             schema: Arc::from(schema.as_str()),
             statements,
@@ -307,15 +311,15 @@ impl PostgresStore {
         self.pool.close();
     }
 
-    /// A view of `kind` on a pooled connection.
-    async fn view_of(&self, kind: view::ViewKind) -> Result<Box<dyn ReadView>, StoreError> {
+    /// A settled view on a pooled connection.
+    async fn settled_view(&self) -> Result<Box<dyn ReadView>, StoreError> {
         let client = self
             .pool
             .get()
             .await
             .map_err(|e| failure::pool("taking a view", e))?;
         Ok(Box::new(
-            view::PgView::begin(client, Arc::clone(&self.statements), kind, self.bound).await?,
+            view::PgView::begin(client, Arc::clone(&self.statements), self.bound).await?,
         ))
     }
 
@@ -607,11 +611,11 @@ impl Store for PostgresStore {
     }
 
     async fn view(&self) -> Result<Box<dyn ReadView>, StoreError> {
-        self.view_of(view::ViewKind::Settled).await
+        self.settled_view().await
     }
 
     async fn decision_view(&self) -> Result<Box<dyn ReadView>, StoreError> {
-        self.view_of(view::ViewKind::Deciding).await
+        Ok(Box::new(known::KnownView::new(self.clone())))
     }
 
     async fn events(&self, after: u64, limit: usize) -> Result<Vec<Event>, StoreError> {
@@ -658,9 +662,20 @@ impl Store for PostgresStore {
     }
 
     async fn commit(&self, changes: ChangeSet) -> Result<Revision, StoreError> {
-        let revision = self.commits.commit(changes).await?;
-        self.notifier.committed(revision);
-        Ok(revision)
+        let written = known::Written::of(&changes);
+        match self.commits.commit(changes).await {
+            Ok(revision) => {
+                self.known.committed(written, revision);
+                self.notifier.committed(revision);
+                Ok(revision)
+            }
+            Err(error) => {
+                // A conflict: a record it expected moved on. Any other failure: its outcome
+                // may be unknown. Either way what this instance knew of them is in doubt.
+                self.known.forget(&written);
+                Err(error)
+            }
+        }
     }
 
     fn changes(&self) -> Option<tokio::sync::watch::Receiver<Revision>> {

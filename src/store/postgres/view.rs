@@ -19,19 +19,6 @@ use super::sql::Statements;
 use super::timeouts;
 use crate::store::{Collection, Key, Listing, ReadView, Revision, StoreError, Versioned};
 
-/// Which snapshot a view takes.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(super) enum ViewKind {
-    /// Inside the gate: no commit below the view's revision is missing
-    /// ([`Store::view`](crate::store::Store::view)).
-    Settled,
-    /// Whatever is committed now: a commit still in flight may be missing below the view's
-    /// revision. For deciding under record preconditions only
-    /// ([`Store::decision_view`](crate::store::Store::decision_view)): a record the view
-    /// shows at a revision that has since moved fails its precondition.
-    Deciding,
-}
-
 /// A view holding a pooled connection inside an open read-only transaction; dropping it
 /// ends the transaction (or, without a runtime to do that on, drops the connection).
 pub(super) struct PgView {
@@ -50,7 +37,6 @@ impl PgView {
     pub(super) async fn begin(
         client: Client,
         statements: Arc<Statements>,
-        kind: ViewKind,
         bound: Duration,
     ) -> Result<Self, StoreError> {
         let what = "taking a view";
@@ -63,10 +49,10 @@ impl PgView {
             client: Mutex::new(Some(client)),
             statements,
             revision: Revision::ABSENT,
-            in_gate: matches!(kind, ViewKind::Settled),
+            in_gate: true,
             bound,
         };
-        let begun = timeouts::bounded(bound, view.open(kind)).await;
+        let begun = timeouts::bounded(bound, view.open()).await;
         let rows = match begun {
             Ok(rows) => rows?,
             Err(elapsed) => {
@@ -75,7 +61,7 @@ impl PgView {
                 return Err(elapsed.error(what, false));
             }
         };
-        // The release ran, or the view never entered the gate.
+        // The release ran.
         view.in_gate = false;
         let row = rows
             .first()
@@ -91,8 +77,8 @@ impl PgView {
         }
     }
 
-    /// `BEGIN` and the revision the transaction sees, inside the gate for a settled view.
-    async fn open(&self, kind: ViewKind) -> Result<Vec<Row>, StoreError> {
+    /// `BEGIN` and the revision the transaction sees, inside the gate.
+    async fn open(&self) -> Result<Vec<Row>, StoreError> {
         let what = "taking a view";
         let view = self;
         let rows = {
@@ -114,40 +100,30 @@ impl PgView {
             let statements = &view.statements;
             let prepared = |sql| client.prepare_cached(sql);
             let begin = "BEGIN ISOLATION LEVEL REPEATABLE READ, READ ONLY";
-            if matches!(kind, ViewKind::Settled) {
-                let (wait, statement, release) = join3(
-                    prepared(&statements.gate_wait),
-                    prepared(&statements.revision),
-                    prepared(&statements.gate_release),
-                )
-                .await;
-                let (wait, statement, release) = (
-                    wait.map_err(|e| backend(what, e))?,
-                    statement.map_err(|e| backend(what, e))?,
-                    release.map_err(|e| backend(what, e))?,
-                );
-                let schema: [&(dyn ToSql + Sync); 1] = [&statements.schema];
-                let ((waited, begun), (rows, released)) = join(
-                    join(client.query(&wait, &schema), client.batch_execute(begin)),
-                    join(
-                        client.query(&statement, &[]),
-                        client.query(&release, &schema),
-                    ),
-                )
-                .await;
-                waited.map_err(|e| backend(what, e))?;
-                begun.map_err(|e| backend(what, e))?;
-                released.map_err(|e| backend(what, e))?;
-                rows.map_err(|e| backend(what, e))?
-            } else {
-                let statement = prepared(&statements.revision)
-                    .await
-                    .map_err(|e| backend(what, e))?;
-                let (begun, rows) =
-                    join(client.batch_execute(begin), client.query(&statement, &[])).await;
-                begun.map_err(|e| backend(what, e))?;
-                rows.map_err(|e| backend(what, e))?
-            }
+            let (wait, statement, release) = join3(
+                prepared(&statements.gate_wait),
+                prepared(&statements.revision),
+                prepared(&statements.gate_release),
+            )
+            .await;
+            let (wait, statement, release) = (
+                wait.map_err(|e| backend(what, e))?,
+                statement.map_err(|e| backend(what, e))?,
+                release.map_err(|e| backend(what, e))?,
+            );
+            let schema: [&(dyn ToSql + Sync); 1] = [&statements.schema];
+            let ((waited, begun), (rows, released)) = join(
+                join(client.query(&wait, &schema), client.batch_execute(begin)),
+                join(
+                    client.query(&statement, &[]),
+                    client.query(&release, &schema),
+                ),
+            )
+            .await;
+            waited.map_err(|e| backend(what, e))?;
+            begun.map_err(|e| backend(what, e))?;
+            released.map_err(|e| backend(what, e))?;
+            rows.map_err(|e| backend(what, e))?
         };
         Ok(rows)
     }
