@@ -600,17 +600,15 @@ impl ToggleAdmin {
             )?;
             let mut changes = ChangeSet::new();
             target.expect_read(&mut changes);
-            changes
-                .put(target.fe_key.clone(), record)
-                .event(event(
-                    caller,
-                    "feature-environment-variants-updated",
-                    Some(project),
-                    Some(feature),
-                    Some(environment),
-                    Some(pre_data),
-                    Some(data),
-                ));
+            changes.put(target.fe_key.clone(), record).event(event(
+                caller,
+                "feature-environment-variants-updated",
+                Some(project),
+                Some(feature),
+                Some(environment),
+                Some(pre_data),
+                Some(data),
+            ));
             let accepted = self.submit_as(&authorised, changes).await?;
             drop(turn);
             accepted.durable().await?;
@@ -633,7 +631,12 @@ impl ToggleAdmin {
         let keys = feature_environment_keys(project, feature, environment);
         let records = reader.read(&keys).await?;
         let archived = feature_environment_found(project, feature, environment, &keys, &records)?;
-        let [project_record, feature_record, environment_record, fe_record] = records;
+        let [
+            project_record,
+            feature_record,
+            environment_record,
+            fe_record,
+        ] = records;
         let project_revision = revision_of(project_record.as_ref());
         let feature_revision = revision_of(feature_record.as_ref());
         let environment_revision = revision_of(environment_record.as_ref());

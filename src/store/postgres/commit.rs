@@ -280,7 +280,6 @@ async fn in_order<F: Future>(futures: impl IntoIterator<Item = F>) -> Vec<F::Out
         .collect()
 }
 
-
 /// Why one attempt at a commit failed.
 pub(super) enum Failure {
     /// The connection was lost before `COMMIT` was sent: nothing was committed (the server
@@ -353,7 +352,9 @@ pub(super) async fn run(
             applied
                 .pop()
                 .ok_or_else(|| {
-                    Failure::Final(plain("PostgreSQL: commit: no answer for the change set".into()))
+                    Failure::Final(plain(
+                        "PostgreSQL: commit: no answer for the change set".into(),
+                    ))
                 })?
                 .map_err(before_commit("writing the change set"))
         })
@@ -362,11 +363,15 @@ pub(super) async fn run(
         Ok(Ok(revision)) => revision,
         Ok(Err(conflict)) => {
             // Nothing was written; the transaction ends before the connection is reused.
-            end(client, false).await.map_err(before_commit("rollback"))?;
+            end(client, false)
+                .await
+                .map_err(before_commit("rollback"))?;
             return Err(Failure::Final(conflict));
         }
         Err(Failure::Final(error)) => {
-            end(client, false).await.map_err(before_commit("rollback"))?;
+            end(client, false)
+                .await
+                .map_err(before_commit("rollback"))?;
             return Err(Failure::Final(error));
         }
         Err(failure) => return Err(failure),

@@ -94,8 +94,7 @@ impl KnownRecords {
 
     /// Remember `record`, read from the database at `key`, unless a newer one is known.
     pub(super) fn learn(&self, key: &Key, record: &Versioned) {
-        self.revision
-            .fetch_max(record.revision.0, Ordering::AcqRel);
+        self.revision.fetch_max(record.revision.0, Ordering::AcqRel);
         let Ok(mut records) = self.records.lock() else {
             return;
         };

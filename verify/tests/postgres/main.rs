@@ -3,6 +3,8 @@
 
 mod batch;
 mod facade;
+#[cfg(feature = "http")]
+mod instances;
 mod parallel;
 mod store;
 mod tls;
