@@ -19,6 +19,7 @@
 #
 #   scripts/pg-bench.sh                              # ours only
 #   UNLEASH_DIR=/work/unleash-server RUNS=3 SECONDS_EACH=10 scripts/pg-bench.sh
+#   SCENARIOS="16:16" INSTANCES=0 RUNS=1 scripts/pg-bench.sh   # one scenario, ours only
 #
 # UNLEASH_DIR: where scripts/unleash-baseline.sh installed (or installs) Unleash 6.10.1;
 # without it Unleash is left out. BASELINE_BIN: another build of the `server` example (with
@@ -29,6 +30,8 @@ cd "$(dirname "$0")/.."
 
 SECONDS_EACH=${SECONDS_EACH:-10}
 RUNS=${RUNS:-3}
+SCENARIOS=${SCENARIOS:-1:1 16:1 16:16}   # connections:features
+INSTANCES=${INSTANCES:-1}                # 0 leaves out the two-instance runs
 KEY=bench-admin-key-0123456789abcdef0123456789abcdef
 UNLEASH_KEY='*:*.bench-admin-token'
 command -v wrk >/dev/null || { echo "wrk is missing: apt-get install wrk" >&2; exit 1; }
@@ -184,7 +187,7 @@ for target in "${targets[@]}"; do
     [ "$status" = 200 ] || { echo "$label: the PATCH answers $status: $(cat "$work/answer")" >&2; exit 1; }
 done
 for run in $(seq 1 "$RUNS"); do
-    for spec in 1:1 16:1 16:16; do
+    for spec in $SCENARIOS; do
         for target in "${targets[@]}"; do
             IFS='|' read -r label base key db <<<"$target"
             measure "$label" "$base" "$key" "$db" "${spec%:*}" "${spec#*:}" "$run"
@@ -203,6 +206,8 @@ for target in "${targets[@]}"; do
         FROM pg_stat_statements s JOIN pg_database d ON d.oid = s.dbid WHERE d.datname = '$db'
         ORDER BY s.calls DESC LIMIT 14" | sed 's/^/  /'
 done
+
+[ "$INSTANCES" = 0 ] && exit 0
 
 # Two instances on one schema, 8 connections each, the same hot feature.
 start_ours bench
