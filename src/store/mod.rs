@@ -527,7 +527,12 @@ impl StoreError {
 ///   below its revision. A decision on it is safe under [`Precondition::Record`] for every
 ///   record it read, which fails if the view missed a write to it; a listing's revision
 ///   read through a decision view must not back a [`Precondition::CollectionUnchanged`].
-///   The facade decides on decision views only under record preconditions.
+///   A store shared by several processes may also answer decision views from what this
+///   process knows ([`ReadView::may_lag`]): their records may be older than the store's
+///   (another process changed them) or newer than the view's revision, so again only record
+///   preconditions make a decision on them safe, and a refusal decided on them is confirmed
+///   on a [`view`](Store::view) before it is answered. The facade decides on decision views
+///   only under record preconditions.
 /// * **Events** are part of the change set, so the audit log can never disagree with the
 ///   data. They get increasing ids in change-set order within a commit, and between commits
 ///   in commit order, except that commits of a store whose commits run in parallel may skip

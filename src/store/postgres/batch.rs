@@ -36,9 +36,10 @@
 //!   must never see an id with a lower one still to come). A commit with a collection
 //!   precondition takes the gate exclusive for its whole transaction: it then sees every
 //!   commit that ever took a revision, and none lands beside it.
-//! * **Decision views** ([`Store::decision_view`](crate::store::Store::decision_view)) skip
-//!   the gate: a decision made on one expects every record it read at the revision it read,
-//!   so a write it missed fails its precondition.
+//! * **Decision views** ([`Store::decision_view`](crate::store::Store::decision_view)) take
+//!   no snapshot at all: they answer from the records the instance knows (`known.rs`). A
+//!   decision made on one expects every record it read at the revision it read, so a write
+//!   it missed fails its precondition.
 //! * **Plain reads** (`get`, `get_many`, `revision`) skip it too: they see every commit that
 //!   returned before they started, and a record's revision is exact; only the store revision
 //!   may name a state that lacks a commit still in flight below it, which a view never does.
@@ -51,8 +52,8 @@
 //! Each store runs the change sets that queue up while [`IN_FLIGHT`] transactions are under
 //! way as the next transaction: it takes the locks of all of them, runs one statement per
 //! change set (each checks its own preconditions against everything before it, including the
-//! change sets earlier in the same transaction, and writes only when they hold), pipelined
-//! in one round trip, and commits once. A batch costs one flush, shared by all of its change
+//! change sets earlier in the same transaction, and writes only when they hold), all sent
+//! with its `BEGIN` in one round trip, and commits once. A batch costs one flush, shared by all of its change
 //! sets; a change set whose preconditions fail writes nothing (and takes no revision) and
 //! the others still commit, as if each had run alone in that order. Nobody is answered
 //! before `COMMIT` has returned, so nothing acknowledged is lost.

@@ -149,11 +149,18 @@ impl fmt::Debug for PostgresConfig {
 ///   gets [`StoreError::Conflict`] and writes nothing; no update is lost between processes.
 ///   Revisions and event ids come from sequences: they increase, but a commit that fails
 ///   after taking one leaves a gap, and commits side by side may land in either order (see
-///   the [`Store`] contract).
+///   the [`Store`] contract). Two round trips: `BEGIN`, the locks and the change sets go out
+///   together, then `COMMIT`.
 /// * **Views, listings and the event log** take their snapshot inside a gate that every
 ///   commit holds from taking its revision to its end: they wait for the commits already in
 ///   flight (one `COMMIT` at most) and then hold every revision up to theirs. Record reads
-///   (`get`, `get_many`) and decision views do not wait.
+///   (`get`, `get_many`) do not wait.
+/// * **Decision views** ([`Store::decision_view`]) answer from the records this instance
+///   knows (what its commits wrote and what it read for decisions, at most 50,000 records)
+///   and read the others in one statement, so a writer decides without a round trip. They
+///   may lag behind other instances ([`ReadView::may_lag`]): a decision on one is safe only
+///   under record preconditions for every record it read, and a commit that conflicts makes
+///   the instance forget the change set's records, so the retry reads them afresh.
 /// * **Group commit**: the change sets that queue up while two transactions of this store
 ///   are in flight go together as the next transaction: one WAL flush for all of them, one
 ///   statement each, pipelined. Each is still decided alone, against everything committed
