@@ -132,6 +132,13 @@ impl KnownRecords {
         }
     }
 
+    /// Forget everything: another instance committed (see `notify.rs`).
+    pub(super) fn clear(&self) {
+        if let Ok(mut records) = self.records.lock() {
+            records.clear();
+        }
+    }
+
     /// Forget every record a change set that did not commit expected or wrote: one it
     /// expected has moved on (a conflict), or its outcome is unknown.
     pub(super) fn forget(&self, written: &Written) {

@@ -282,16 +282,18 @@ impl PostgresStore {
             attempts: pool.status().max_size + 1,
             bound: timeouts::client_bound(config.statement_timeout),
         });
+        let known = Arc::<known::KnownRecords>::default();
         let notifier = Arc::new(notify::Notifier::new(
             schema,
             listen_config,
             listen_tls,
             pool.clone(),
             statements.revision.clone(),
+            Arc::downgrade(&known),
         ));
         let store = PostgresStore {
             notifier,
-            known: Arc::default(),
+            known,
             pool,
             schema: Arc::from(schema.as_str()),
             statements,
@@ -622,6 +624,9 @@ impl Store for PostgresStore {
     }
 
     async fn decision_view(&self) -> Result<Box<dyn ReadView>, StoreError> {
+        // The listener forgets what this instance knows whenever another one commits, so
+        // that its decisions rarely rest on stale records (see `notify.rs`).
+        self.notifier.listen();
         Ok(Box::new(known::KnownView::new(self.clone())))
     }
 

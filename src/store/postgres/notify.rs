@@ -3,17 +3,21 @@
 //!
 //! * **Sending.** A commit records its revision in a watch; one task per store (started at
 //!   the first commit) sends `pg_notify(channel, revision)` on a pooled connection for the
-//!   latest revision whenever it changed. Commits that come faster than one notification's
-//!   round trip are coalesced into one notification of the latest; a commit's caller never
-//!   waits for it. A notification lost (the task's connection failing, the listener
+//!   latest revision whenever it changed, at most one every 2 ms (`NOTIFY_SPACING`): a
+//!   commit after a quiet spell is announced at once, the commits of a busy spell together
+//!   in one notification of the latest; a commit's caller never waits for it. A notification lost (the task's connection failing, the listener
 //!   reconnecting) delays a change until the readers' catch-up poll, never loses it:
 //!   readers re-read the store's revision and the documents, the notification only wakes
 //!   them.
-//! * **Listening.** The first call of `changes` opens one connection of its own (not from
-//!   the pool), runs `LISTEN` and turns each notification into the latest revision of the
-//!   receivers' watch. It reconnects after a failure (after 1 s, then up to 30 s apart) and
-//!   then reads the store's revision, since notifications sent meanwhile are lost. It stops
-//!   once the store and every receiver are gone. An idle listener sends no query.
+//! * **Listening.** The first call of `changes` or of `decision_view` opens one connection
+//!   of its own (not from the pool), runs `LISTEN` and turns each notification into the
+//!   latest revision of the receivers' watch. A notification names the instance that sent
+//!   it (`revision instance`): one from another instance makes this one forget the records
+//!   it knows (`known.rs`), so that its next decisions read what the other wrote instead of
+//!   conflicting with it. It reconnects after a failure (after 1 s, then up to 30 s apart)
+//!   and then reads the store's revision and forgets what it knows, since notifications
+//!   sent meanwhile are lost. It stops once the store and every receiver are gone. An idle
+//!   listener sends no query.
 //!
 //! The channel is named after the schema (`toggle_admin_` and 16 hex digits of its SHA-256),
 //! so stores in other schemas of the database do not wake each other.
@@ -29,6 +33,7 @@ use tokio::sync::watch;
 use tokio_postgres::AsyncMessage;
 use tokio_postgres_rustls::MakeRustlsConnect;
 
+use super::known::KnownRecords;
 use crate::store::Revision;
 
 /// The notification side of a [`PostgresStore`](super::PostgresStore).
@@ -42,6 +47,11 @@ pub(super) struct Notifier {
     committed: Mutex<Option<watch::Sender<Revision>>>,
     /// The latest revision learnt of; `None` until the listener starts.
     learnt: Mutex<Option<Arc<watch::Sender<Revision>>>>,
+    /// This store's name in its notifications, so that the listener tells the other
+    /// instances' commits from its own.
+    instance: String,
+    /// What this instance knows, forgotten whenever another instance committed.
+    known: Weak<KnownRecords>,
 }
 
 impl std::fmt::Debug for Notifier {
@@ -59,6 +69,7 @@ impl Notifier {
         tls: MakeRustlsConnect,
         pool: Pool,
         revision_sql: String,
+        known: Weak<KnownRecords>,
     ) -> Self {
         let digest = Sha256::digest(schema.as_bytes());
         let hex: String = digest.iter().take(8).map(|b| format!("{b:02x}")).collect();
@@ -70,6 +81,8 @@ impl Notifier {
             revision_sql,
             committed: Mutex::new(None),
             learnt: Mutex::new(None),
+            instance: uuid::Uuid::new_v4().simple().to_string(),
+            known,
         }
     }
 
@@ -96,8 +109,21 @@ impl Notifier {
         runtime.spawn(send_notifications(
             self.pool.clone(),
             self.channel.clone(),
+            self.instance.clone(),
             receiver,
         ));
+    }
+
+    /// Start the listener if it is not running yet.
+    pub(super) fn listen(&self) {
+        let started = self
+            .learnt
+            .lock()
+            .map(|learnt| learnt.is_some())
+            .unwrap_or(true);
+        if !started {
+            drop(self.changes());
+        }
     }
 
     /// A receiver of the latest revision learnt from the other instances (and this one),
@@ -110,24 +136,38 @@ impl Notifier {
         let runtime = tokio::runtime::Handle::try_current().ok()?;
         let sender = Arc::new(watch::Sender::new(Revision::ABSENT));
         let receiver = sender.subscribe();
-        runtime.spawn(listen(
-            self.config.clone(),
-            self.tls.clone(),
-            self.channel.clone(),
-            self.revision_sql.clone(),
-            Arc::downgrade(&sender),
-        ));
+        let listener = Listener {
+            config: self.config.clone(),
+            tls: self.tls.clone(),
+            channel: self.channel.clone(),
+            revision_sql: self.revision_sql.clone(),
+            instance: self.instance.clone(),
+            known: self.known.clone(),
+        };
+        runtime.spawn(listen(listener, Arc::downgrade(&sender)));
         *learnt = Some(sender);
         Some(receiver)
     }
 }
 
+/// The least time between two notifications of one store. A commit after a quiet spell is
+/// announced at once; the commits of a busy spell are announced together, at most this
+/// long after the last announcement. Each notification is a transaction of its own, with
+/// a WAL flush: sent after every commit, they made up nearly a third of the database's CPU
+/// per PATCH on one connection (BENCHMARKS.md, "PostgreSQL").
+const NOTIFY_SPACING: Duration = Duration::from_millis(2);
+
 /// Send a notification of the latest committed revision whenever it changes; stops when
 /// the store is dropped or its pool closed.
-async fn send_notifications(pool: Pool, channel: String, mut committed: watch::Receiver<Revision>) {
+async fn send_notifications(
+    pool: Pool,
+    channel: String,
+    instance: String,
+    mut committed: watch::Receiver<Revision>,
+) {
     loop {
         let revision = *committed.borrow_and_update();
-        let payload = revision.0.to_string();
+        let payload = format!("{} {instance}", revision.0);
         match pool.get().await {
             Ok(client) => {
                 if let Err(error) = client
@@ -140,6 +180,8 @@ async fn send_notifications(pool: Pool, channel: String, mut committed: watch::R
             Err(deadpool_postgres::PoolError::Closed) => return,
             Err(error) => tracing::debug!(%error, "PostgreSQL: no connection to notify on"),
         }
+        // Commits during the pause go out together after it (see `NOTIFY_SPACING`).
+        tokio::time::sleep(NOTIFY_SPACING).await;
         if committed.changed().await.is_err() {
             return;
         }
@@ -148,20 +190,35 @@ async fn send_notifications(pool: Pool, channel: String, mut committed: watch::R
 
 /// Run `LISTEN` on a connection of its own and pass each notification's revision on;
 /// reconnect after failures; stop once nobody holds `learnt` any more.
-async fn listen(
+/// What the listening task needs of its store.
+struct Listener {
     config: tokio_postgres::Config,
     tls: MakeRustlsConnect,
     channel: String,
     revision_sql: String,
-    learnt: Weak<watch::Sender<Revision>>,
-) {
+    /// The store's own name in its notifications.
+    instance: String,
+    known: Weak<KnownRecords>,
+}
+
+impl Listener {
+    /// Another instance committed, or may have (notifications were lost): what this instance
+    /// knows may be stale, so its next decisions read afresh rather than conflict.
+    fn forget_known(&self) {
+        if let Some(known) = self.known.upgrade() {
+            known.clear();
+        }
+    }
+}
+
+async fn listen(listener: Listener, learnt: Weak<watch::Sender<Revision>>) {
     let mut backoff = Duration::from_secs(1);
     loop {
         if learnt.strong_count() == 0 {
             return;
         }
         let started = tokio::time::Instant::now();
-        match listen_once(&config, &tls, &channel, &revision_sql, &learnt).await {
+        match listen_once(&listener, &learnt).await {
             Ok(()) => return,
             Err(error) => {
                 tracing::warn!(%error, ?backoff, "PostgreSQL: the commit listener failed; reconnecting");
@@ -177,12 +234,16 @@ async fn listen(
 
 /// One listening connection, until it fails (`Err`) or nobody listens any more (`Ok`).
 async fn listen_once(
-    config: &tokio_postgres::Config,
-    tls: &MakeRustlsConnect,
-    channel: &str,
-    revision_sql: &str,
+    listener: &Listener,
     learnt: &Weak<watch::Sender<Revision>>,
 ) -> Result<(), String> {
+    let Listener {
+        config,
+        tls,
+        channel,
+        revision_sql,
+        ..
+    } = listener;
     let (client, mut connection) = config
         .connect(tls.clone())
         .await
@@ -211,7 +272,7 @@ async fn listen_once(
             .batch_execute(&format!("LISTEN \"{quoted}\""))
             .await?;
         // Notifications sent before LISTEN took effect are lost: read where the store is.
-        let row = client.query_one(revision_sql, &[]).await?;
+        let row = client.query_one(revision_sql.as_str(), &[]).await?;
         let revision: i64 = row.try_get(0)?;
         Ok::<_, tokio_postgres::Error>(revision)
     };
@@ -222,6 +283,7 @@ async fn listen_once(
             return Err(format!("LISTEN: {error}"));
         }
     };
+    listener.forget_known();
     if !learn(learnt, Revision(u64::try_from(revision).unwrap_or(0))) {
         driver.abort();
         return Ok(());
@@ -231,7 +293,13 @@ async fn listen_once(
         tokio::select! {
             message = messages.recv() => match message {
                 Some(Ok(payload)) => {
-                    let revision = payload.trim().parse::<u64>().unwrap_or(0);
+                    // `revision instance`; an instance of an earlier version sends the
+                    // revision alone.
+                    let mut parts = payload.split_whitespace();
+                    let revision = parts.next().and_then(|r| r.parse::<u64>().ok()).unwrap_or(0);
+                    if parts.next() != Some(listener.instance.as_str()) {
+                        listener.forget_known();
+                    }
                     if !learn(learnt, Revision(revision)) {
                         break Ok(());
                     }
