@@ -319,6 +319,42 @@ impl ToggleAdmin {
         }
     }
 
+    /// [`authorise_attempt`](Self::authorise_attempt) for a change decided on a decision
+    /// view (see [`Store::decision_view`](crate::Store::decision_view)): after a conflict the
+    /// permission is decided on the key's record as `view` shows it, which is a
+    /// precondition of the commit like the other records read there; a refusal is decided
+    /// again by [`require`](Self::require) on the store's current record.
+    pub(crate) async fn authorise_attempt_in(
+        &self,
+        view: &dyn crate::store::ReadView,
+        first: &mut Option<Authorised>,
+        caller: &Caller,
+        checks: &[Check<'_>],
+    ) -> Result<Authorised> {
+        if let Some(authorised) = first.take() {
+            return Ok(authorised);
+        }
+        let key = api_key_key(&caller.secret_hash);
+        if let Ok(Some(record)) = view.get(&key).await {
+            let decoded: Option<crate::model::ApiKeyInfo> = if record.revision == caller.revision {
+                None
+            } else {
+                records::decode(&key, &record.value).ok()
+            };
+            let info = match &decoded {
+                Some(info) => Some(info),
+                None if record.revision == caller.revision => Some(&caller.info),
+                None => None,
+            };
+            if let Some(info) = info
+                && let Ok(authorised) = self.decide(key, record.revision, info, checks).await
+            {
+                return Ok(authorised);
+            }
+        }
+        self.require(caller, checks).await
+    }
+
     /// Commit `changes`, authorised by `authorised`: the records the permission decision
     /// was based on become preconditions of the commit (see [`require`](Self::require)).
     /// A conflict is a [`StoreError::Conflict`] like any other, so the caller's retry loop

@@ -355,9 +355,19 @@ impl ToggleAdmin {
             // first attempt, decided afresh after a conflict.
             let mut authorised: Option<Authorised> = None;
             let mut kept = Vec::with_capacity(writers.len());
+            let view = match self.store.decision_view().await {
+                Ok(view) => view,
+                Err(error) => {
+                    let error = Error::from(error);
+                    for writer in writers {
+                        writer.answer(Outcome::Done(Err(echo(&error))));
+                    }
+                    return;
+                }
+            };
             for mut writer in writers {
                 match self
-                    .authorise_attempt(&mut writer.first, &writer.caller, &checks)
+                    .authorise_attempt_in(view.as_ref(), &mut writer.first, &writer.caller, &checks)
                     .await
                 {
                     Ok(decision) => {

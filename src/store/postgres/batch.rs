@@ -71,6 +71,7 @@ use tokio_postgres::types::ToSql;
 
 use super::commit::{self, Failure, Locks, Plan};
 use super::failure::{self, backend, connection_lost, plain};
+use super::known::KnownRecords;
 use super::sql::Statements;
 use super::timeouts;
 use crate::store::{ChangeSet, Revision, StoreError};
@@ -105,6 +106,9 @@ pub(super) struct Committer {
     pub attempts: usize,
     /// How long one attempt at a transaction waits for the database (see `timeouts`).
     pub bound: Duration,
+    /// What the store's instance knows: a refused change set teaches it the records as
+    /// they are now (see `commit::outcome`).
+    pub known: Arc<KnownRecords>,
 }
 
 impl Batcher {
@@ -196,7 +200,7 @@ impl Committer {
                 .map_err(|e| failure::pool("commit", e))?;
             let attempted = timeouts::bounded(
                 self.bound,
-                commit::run(&mut client, &self.statements, &plan),
+                commit::run(&mut client, &self.statements, &plan, &self.known),
             )
             .await;
             let attempted = match attempted {
@@ -313,7 +317,7 @@ impl Committer {
                     .zip(applied)
                     .map(|(plan, row)| {
                         let row = row.map_err(during("commit: writing a change set"))?;
-                        commit::outcome(plan, &row).map_err(|failure| match failure {
+                        commit::outcome(plan, &row, &self.known).map_err(|failure| match failure {
                             Failure::StaleConnection(e)
                             | Failure::LostConnection(e)
                             | Failure::Final(e) => Attempt::Failed(e),

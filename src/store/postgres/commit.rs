@@ -16,8 +16,11 @@ use serde_json::value::RawValue;
 use tokio_postgres::types::{Json as PgJson, ToSql};
 
 use super::failure::{backend, connection_lost, plain};
+use super::known::KnownRecords;
 use super::sql::Statements;
-use crate::store::{ChangeSet, Precondition, Revision, StoreError, Write};
+use crate::store::{
+    ChangeSet, Collection, Json, Key, Precondition, Revision, StoreError, Versioned, Write,
+};
 
 /// A change set laid out as the array parameters of the check and apply statements.
 pub(super) struct Plan<'a> {
@@ -315,6 +318,7 @@ pub(super) async fn run(
     client: &mut Client,
     statements: &Statements,
     plan: &Plan<'_>,
+    known: &KnownRecords,
 ) -> Result<Revision, Failure> {
     if client.is_closed() {
         // Nothing is sent on a connection known to be closed: another one may take it.
@@ -358,7 +362,7 @@ pub(super) async fn run(
                 })?
                 .map_err(before_commit("writing the change set"))
         })
-        .and_then(|row| outcome(plan, &row));
+        .and_then(|row| outcome(plan, &row, known));
     let revision = match applied {
         Ok(Ok(revision)) => revision,
         Ok(Err(conflict)) => {
@@ -392,16 +396,53 @@ pub(super) async fn run(
 pub(super) fn outcome(
     plan: &Plan<'_>,
     row: &tokio_postgres::Row,
+    known: &KnownRecords,
 ) -> Result<Result<Revision, StoreError>, Failure> {
     let read = |e| Failure::of("commit: reading the outcome", e);
     let failing: Option<i64> = row.try_get(0).map_err(read)?;
     let revision: Option<i64> = row.try_get(1).map_err(read)?;
     match (failing, revision) {
-        (Some(ord), _) => Ok(Err(conflict(plan.preconditions, ord))),
+        (Some(ord), _) => {
+            let current: Option<PgJson<Vec<CurrentRecord>>> = row.try_get(2).map_err(read)?;
+            learn_current(
+                plan.preconditions,
+                current.map(|c| c.0).unwrap_or_default(),
+                known,
+            );
+            Ok(Err(conflict(plan.preconditions, ord)))
+        }
         (None, Some(revision)) => Ok(Ok(Revision(u64::try_from(revision).unwrap_or_default()))),
         (None, None) => Err(Failure::Final(plain(
             "PostgreSQL: commit: a change set neither failed nor took a revision".into(),
         ))),
+    }
+}
+
+/// A record as a refused commit statement answers it: collection, id, value, revision.
+type CurrentRecord = (String, String, Box<RawValue>, i64);
+
+/// What a refused change set expected, as it is now: each record the statement found
+/// replaces what the instance knew of it, and one it did not find is forgotten. The caller
+/// then decides again on the records as they are, without reading them.
+fn learn_current(
+    preconditions: &[Precondition],
+    current: Vec<CurrentRecord>,
+    known: &KnownRecords,
+) {
+    for precondition in preconditions {
+        if let Precondition::Record { key, .. } = precondition {
+            known.forget_key(key);
+        }
+    }
+    for (collection, id, value, revision) in current {
+        let Some(collection) = Collection::from_name(&collection) else {
+            continue;
+        };
+        let record = Versioned {
+            value: Json::from_raw(value),
+            revision: Revision(u64::try_from(revision).unwrap_or_default()),
+        };
+        known.learn(&Key::new(collection, id), &record);
     }
 }
 

@@ -6,9 +6,12 @@
 //! It is never the truth, only a guess that the database checks: a decision view shows only
 //! records (each at the revision it had when it was learnt), every decision taken on one
 //! expects each record it read at that revision, and the commit statement checks that. So a
-//! record another instance changed since makes the commit fail with a conflict, which makes
-//! this instance forget the change set's records (see [`KnownRecords::forget`]) and the
-//! caller decide again on what the database has now. A refusal decided on a view that may lag
+//! record another instance changed since makes the commit fail with a conflict; the refused
+//! statement answers the records the change set expected as they are now, which replace
+//! what this instance knew (`commit::outcome`), and the caller decides again on them. A
+//! commit whose outcome is unknown makes the instance forget its records
+//! ([`KnownRecords::forget`]); a notification of another instance's commit makes it forget
+//! everything (`notify.rs`). A refusal decided on a view that may lag
 //! is confirmed on the database's settled state before it is answered
 //! ([`ReadView::may_lag`](crate::store::ReadView::may_lag)).
 //!
@@ -129,6 +132,13 @@ impl KnownRecords {
                     records.remove(&key);
                 }
             }
+        }
+    }
+
+    /// Forget the record at `key`.
+    pub(super) fn forget_key(&self, key: &Key) {
+        if let Ok(mut records) = self.records.lock() {
+            records.remove(key);
         }
     }
 

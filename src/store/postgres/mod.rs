@@ -276,13 +276,14 @@ impl PostgresStore {
             .build()
             .map_err(|e| plain(format!("PostgreSQL: building the connection pool: {e}")))?;
         let statements = Arc::new(Statements::new(schema));
+        let known = Arc::<known::KnownRecords>::default();
         let commits = batch::Batcher::start(batch::Committer {
             pool: pool.clone(),
             statements: Arc::clone(&statements),
             attempts: pool.status().max_size + 1,
             bound: timeouts::client_bound(config.statement_timeout),
+            known: Arc::clone(&known),
         });
-        let known = Arc::<known::KnownRecords>::default();
         let notifier = Arc::new(notify::Notifier::new(
             schema,
             listen_config,
@@ -681,9 +682,12 @@ impl Store for PostgresStore {
                 self.notifier.committed(revision);
                 Ok(revision)
             }
+            // A conflict taught this instance the records as they are now (see
+            // `commit::outcome`).
+            Err(error) if error.is_conflict() => Err(error),
             Err(error) => {
-                // A conflict: a record it expected moved on. Any other failure: its outcome
-                // may be unknown. Either way what this instance knew of them is in doubt.
+                // Its outcome may be unknown: what this instance knew of its records is in
+                // doubt.
                 self.known.forget(&written);
                 Err(error)
             }

@@ -62,7 +62,10 @@ pub(super) struct Statements {
     /// The statement that checks one change set's preconditions and, only when they all hold,
     /// applies it as the next commit: `$1`–`$3` the preconditions, `$4`–`$9` the writes, `$10`–
     /// `$17` the events (parameters of [`Plan::params`](super::commit::Plan::params)). It
-    /// answers the position of the first precondition that fails, or the commit's revision.
+    /// answers the position of the first precondition that fails, or the commit's revision;
+    /// and when one fails, the records it expected as they are now (`[collection, id, value,
+    /// revision]`, the missing ones left out), so that the instance decides again on them
+    /// without reading them.
     ///
     /// The revision and the event ids come from sequences, taken only when the
     /// preconditions hold (a refused change set takes none). Every data-modifying part reads
@@ -180,7 +183,11 @@ impl Statements {
                      INSERT INTO {s}.commits (revision) SELECT revision FROM go \
                      RETURNING revision \
                  ) \
-                 SELECT (SELECT ord FROM failing), (SELECT revision FROM done)"
+                 SELECT (SELECT ord FROM failing), (SELECT revision FROM done), \
+                        (SELECT jsonb_agg(jsonb_build_array(r.collection, r.id, r.value, r.revision)) \
+                         FROM unnest($1::text[], $2::text[]) AS k(collection, id) \
+                         JOIN {s}.records r ON r.collection = k.collection AND r.id = k.id \
+                         WHERE EXISTS (SELECT 1 FROM failing))"
             ),
         }
     }
