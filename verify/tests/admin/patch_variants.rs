@@ -584,3 +584,74 @@ async fn endless_conflicts_end_in_a_contention_error_after_bounded_attempts() {
     assert_eq!(weights(&stored), vec![("a".to_owned(), 1000)]);
     assert_eq!(all_events(&admin, &caller).await.len(), events_before);
 }
+
+/// Every commit takes 20 ms; the commits are counted.
+#[derive(Debug, Default)]
+struct SlowCommits {
+    commits: std::sync::atomic::AtomicUsize,
+}
+
+#[toggle_admin::async_trait]
+impl Behaviour for SlowCommits {
+    async fn commit(
+        &self,
+        inner: &toggle_admin::MemoryStore,
+        changes: toggle_admin::store::ChangeSet,
+    ) -> Result<toggle_admin::store::Revision, toggle_admin::store::StoreError> {
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+        self.commits
+            .fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+        inner.commit(changes).await
+    }
+}
+
+/// Changes of one feature environment that queue up while one is committed go to the store
+/// together: 16 concurrent additions take far fewer than 16 commits, and each writer still
+/// gets the list its own change made, and its own event.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn changes_that_queue_up_together_share_a_commit() {
+    let store = std::sync::Arc::new(Wrapped::<SlowCommits>::default());
+    let admin = ToggleAdmin::from_arc(store.clone());
+    let (admin, caller) = test_support::facade::setup_on(admin).await;
+    let events_before = all_events(&admin, &caller).await.len();
+    let commits_before = store
+        .behaviour
+        .commits
+        .load(std::sync::atomic::Ordering::SeqCst);
+
+    let mut tasks = Vec::new();
+    for n in 0..16 {
+        let (admin, caller) = (admin.clone(), caller.clone());
+        tasks.push(tokio::spawn(async move {
+            let name = format!("v{n:02}");
+            let op = json!([{"op": "add", "path": "/-", "value": {"name": name, "weight": 0}}]);
+            (name, patch_f(&admin, &caller, op).await)
+        }));
+    }
+    for task in tasks {
+        let (name, result) = task.await.unwrap();
+        let result = result.unwrap();
+        assert!(
+            result.variants.iter().any(|v| v.name == name),
+            "{name} is in the list its own change answered"
+        );
+    }
+
+    let commits = store
+        .behaviour
+        .commits
+        .load(std::sync::atomic::Ordering::SeqCst)
+        - commits_before;
+    assert!(commits <= 8, "16 queued changes took {commits} commits");
+    let stored = admin
+        .variants(&caller, "p", "f", "production")
+        .await
+        .unwrap();
+    assert_eq!(stored.variants.len(), 16);
+    let events = all_events(&admin, &caller).await;
+    let changes = events[events_before..]
+        .iter()
+        .filter(|e| e.event.event_type == "feature-environment-variants-updated")
+        .count();
+    assert_eq!(changes, 16, "one event per change");
+}
