@@ -211,14 +211,25 @@ impl ToggleAdmin {
         checks: &[Check<'_>],
     ) -> Result<Authorised> {
         let key = api_key_key(&caller.secret_hash);
+        // The record is read at every call, so a revoked or changed key takes effect at once.
         let Some(record) = self.store.get(&key).await? else {
             return Err(Error::AuthenticationRequired {
                 message: "The API key is unknown or was revoked.".to_owned(),
             });
         };
-        // The record is read at every call, so a revoked or changed key takes effect at once;
-        // only its decoding is skipped while it is still at the revision the caller was
-        // authenticated at (a record's revision changes with every write to it).
+        self.decide_on_record(key, &record, caller, checks).await
+    }
+
+    /// The permission decision on the key's `record` at `key`, as read for `caller`. Only its
+    /// decoding is skipped while it is still at the revision the caller was authenticated at
+    /// (a record's revision changes with every write to it).
+    async fn decide_on_record(
+        &self,
+        key: Key,
+        record: &crate::store::Versioned,
+        caller: &Caller,
+        checks: &[Check<'_>],
+    ) -> Result<Authorised> {
         let decoded: crate::model::ApiKeyInfo;
         let info = if record.revision == caller.revision {
             &caller.info
@@ -321,12 +332,11 @@ impl ToggleAdmin {
 
     /// [`authorise_attempt`](Self::authorise_attempt) for a change decided on a decision
     /// view (see [`Store::decision_view`](crate::Store::decision_view)): after a conflict the
-    /// permission is decided on the key's record as `view` shows it, which is a
+    /// permission is decided on the key's record as a decision view shows it, which is a
     /// precondition of the commit like the other records read there; a refusal is decided
     /// again by [`require`](Self::require) on the store's current record.
-    pub(crate) async fn authorise_attempt_in(
+    pub(crate) async fn authorise_attempt_deciding(
         &self,
-        view: &dyn crate::store::ReadView,
         first: &mut Option<Authorised>,
         caller: &Caller,
         checks: &[Check<'_>],
@@ -335,22 +345,11 @@ impl ToggleAdmin {
             return Ok(authorised);
         }
         let key = api_key_key(&caller.secret_hash);
-        if let Ok(Some(record)) = view.get(&key).await {
-            let decoded: Option<crate::model::ApiKeyInfo> = if record.revision == caller.revision {
-                None
-            } else {
-                records::decode(&key, &record.value).ok()
-            };
-            let info = match &decoded {
-                Some(info) => Some(info),
-                None if record.revision == caller.revision => Some(&caller.info),
-                None => None,
-            };
-            if let Some(info) = info
-                && let Ok(authorised) = self.decide(key, record.revision, info, checks).await
-            {
-                return Ok(authorised);
-            }
+        if let Ok(view) = self.store.decision_view().await
+            && let Ok(Some(record)) = view.get(&key).await
+            && let Ok(authorised) = self.decide_on_record(key, &record, caller, checks).await
+        {
+            return Ok(authorised);
         }
         self.require(caller, checks).await
     }

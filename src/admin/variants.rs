@@ -20,7 +20,7 @@ use super::{Authorised, Check, MAX_ATTEMPTS, ToggleAdmin, contention, event, sto
 use crate::auth::{Caller, Permission};
 use crate::error::{Error, Result};
 use crate::model::{FeatureVariants, Json, Variant};
-use crate::store::{ChangeSet, Key, Revision, StoreError, Versioned};
+use crate::store::{ChangeSet, Key, NewEvent, Revision, StoreError, Versioned};
 
 /// The version of the feature-variants schema, sent as `version` (not a revision).
 const VARIANTS_SCHEMA_VERSION: u32 = 1;
@@ -51,6 +51,57 @@ impl Target {
             .expect_revision(self.feature_key.clone(), self.feature_revision)
             .expect_revision(self.project_key.clone(), self.project_revision)
             .expect_revision(self.environment_key.clone(), self.environment_revision);
+    }
+
+    /// The change set that writes `list` as the variants of the feature environment
+    /// `stored` (its `enabled` and strategies written back as they were), expecting every
+    /// record the decision read, with `events`.
+    fn write_list(
+        &self,
+        stored: &StoredFeatureEnvironment<'_>,
+        list: &RawValue,
+        events: Vec<NewEvent>,
+    ) -> Result<ChangeSet> {
+        let record = encode(
+            &self.fe_key,
+            &UpdatedFeatureEnvironment {
+                enabled: stored.enabled,
+                variants: list,
+                strategies: match stored.strategies {
+                    Some(strategies) => strategies,
+                    None => empty_list(),
+                },
+            },
+        )?;
+        let mut changes = ChangeSet::new();
+        self.expect_read(&mut changes);
+        changes.put(self.fe_key.clone(), record);
+        for event in events {
+            changes.event(event);
+        }
+        Ok(changes)
+    }
+
+    /// The `feature-environment-variants-updated` event of `caller` changing the list from
+    /// `old` to `new` in `names` (project, feature, environment).
+    fn variants_event(
+        &self,
+        caller: &Caller,
+        (project, feature, environment): (&str, &str, &str),
+        old: &RawValue,
+        new: &RawValue,
+    ) -> Result<NewEvent> {
+        let pre_data = encode(&self.fe_key, &VariantsEventData { variants: old })?;
+        let data = encode(&self.fe_key, &VariantsEventData { variants: new })?;
+        Ok(event(
+            caller,
+            "feature-environment-variants-updated",
+            Some(project),
+            Some(feature),
+            Some(environment),
+            Some(pre_data),
+            Some(data),
+        ))
     }
 
     /// The stored feature environment, its lists still JSON text (`[]` lists when it has no
@@ -355,19 +406,9 @@ impl ToggleAdmin {
             // first attempt, decided afresh after a conflict.
             let mut authorised: Option<Authorised> = None;
             let mut kept = Vec::with_capacity(writers.len());
-            let view = match self.store.decision_view().await {
-                Ok(view) => view,
-                Err(error) => {
-                    let error = Error::from(error);
-                    for writer in writers {
-                        writer.answer(Outcome::Done(Err(echo(&error))));
-                    }
-                    return;
-                }
-            };
             for mut writer in writers {
                 match self
-                    .authorise_attempt_in(view.as_ref(), &mut writer.first, &writer.caller, &checks)
+                    .authorise_attempt_deciding(&mut writer.first, &writer.caller, &checks)
                     .await
                 {
                     Ok(decision) => {
@@ -473,40 +514,23 @@ impl ToggleAdmin {
         let mut refused = Vec::new();
         for writer in writers.drain(..) {
             match next_list(&target.fe_key, current.as_raw(), writer.change.borrowed()) {
-                Ok((variants, list)) => {
-                    let pre_data = encode(
-                        &target.fe_key,
-                        &VariantsEventData {
-                            variants: current.as_raw(),
-                        },
-                    );
-                    let data = encode(
-                        &target.fe_key,
-                        &VariantsEventData {
-                            variants: list.as_raw(),
-                        },
-                    );
-                    match (pre_data, data) {
-                        (Ok(pre_data), Ok(data)) => {
-                            events.push(event(
-                                &writer.caller,
-                                "feature-environment-variants-updated",
-                                Some(project),
-                                Some(feature),
-                                Some(environment),
-                                Some(pre_data),
-                                Some(data),
-                            ));
-                            results.push(FeatureVariants {
-                                version: VARIANTS_SCHEMA_VERSION,
-                                variants,
-                            });
-                            current = list;
-                            kept.push(writer);
-                        }
-                        (Err(error), _) | (_, Err(error)) => refused.push((writer, error)),
+                Ok((variants, list)) => match target.variants_event(
+                    &writer.caller,
+                    (project, feature, environment),
+                    current.as_raw(),
+                    list.as_raw(),
+                ) {
+                    Ok(event) => {
+                        events.push(event);
+                        results.push(FeatureVariants {
+                            version: VARIANTS_SCHEMA_VERSION,
+                            variants,
+                        });
+                        current = list;
+                        kept.push(writer);
                     }
-                }
+                    Err(error) => refused.push((writer, error)),
+                },
                 Err(error) => refused.push((writer, error)),
             }
         }
@@ -524,26 +548,9 @@ impl ToggleAdmin {
         if writers.is_empty() {
             return Ok(None);
         }
-        // The stored record with the last list; `enabled` and the strategies are written
-        // back as they were.
-        let record = encode(
-            &target.fe_key,
-            &UpdatedFeatureEnvironment {
-                enabled: stored.enabled,
-                variants: current.as_raw(),
-                strategies: match stored.strategies {
-                    Some(strategies) => strategies,
-                    None => empty_list(),
-                },
-            },
-        )
-        .map_err(drop)?;
-        let mut changes = ChangeSet::new();
-        target.expect_read(&mut changes);
-        changes.put(target.fe_key.clone(), record);
-        for event in events {
-            changes.event(event);
-        }
+        let changes = target
+            .write_list(&stored, current.as_raw(), events)
+            .map_err(drop)?;
         Ok(Some((changes, results)))
     }
 
@@ -588,37 +595,13 @@ impl ToggleAdmin {
             let stored = target.stored()?;
             let old_list = stored.variants();
             let (variants, new_list) = next_list(&target.fe_key, old_list, change)?;
-            // The stored record with the new list; `enabled` and the strategies are written
-            // back as they were.
-            let record = encode(
-                &target.fe_key,
-                &UpdatedFeatureEnvironment {
-                    enabled: stored.enabled,
-                    variants: new_list.as_raw(),
-                    strategies: match stored.strategies {
-                        Some(strategies) => strategies,
-                        None => empty_list(),
-                    },
-                },
-            )?;
-            let pre_data = encode(&target.fe_key, &VariantsEventData { variants: old_list })?;
-            let data = encode(
-                &target.fe_key,
-                &VariantsEventData {
-                    variants: new_list.as_raw(),
-                },
-            )?;
-            let mut changes = ChangeSet::new();
-            target.expect_read(&mut changes);
-            changes.put(target.fe_key.clone(), record).event(event(
+            let event = target.variants_event(
                 caller,
-                "feature-environment-variants-updated",
-                Some(project),
-                Some(feature),
-                Some(environment),
-                Some(pre_data),
-                Some(data),
-            ));
+                (project, feature, environment),
+                old_list,
+                new_list.as_raw(),
+            )?;
+            let changes = target.write_list(&stored, new_list.as_raw(), vec![event])?;
             let accepted = self.submit_as(&authorised, changes).await?;
             drop(turn);
             accepted.durable().await?;

@@ -159,8 +159,9 @@ impl fmt::Debug for PostgresConfig {
 ///   knows (what its commits wrote and what it read for decisions, at most 50,000 records)
 ///   and read the others in one statement, so a writer decides without a round trip. They
 ///   may lag behind other instances ([`ReadView::may_lag`]): a decision on one is safe only
-///   under record preconditions for every record it read, and a commit that conflicts makes
-///   the instance forget the change set's records, so the retry reads them afresh.
+///   under record preconditions for every record it read. A commit that conflicts answers
+///   the records it expected as they are now, and the instance decides again on those; a
+///   notification of another instance's commit makes it forget what it knows.
 /// * **Group commit**: the change sets that queue up while two transactions of this store
 ///   are in flight go together as the next transaction: one WAL flush for all of them, one
 ///   statement each, pipelined. Each is still decided alone, against everything committed

@@ -153,8 +153,8 @@ impl Notifier {
 /// The least time between two notifications of one store. A commit after a quiet spell is
 /// announced at once; the commits of a busy spell are announced together, at most this
 /// long after the last announcement. Each notification is a transaction of its own, with
-/// a WAL flush: sent after every commit, they made up nearly a third of the database's CPU
-/// per PATCH on one connection (BENCHMARKS.md, "PostgreSQL").
+/// a WAL flush: one per commit would cost a PATCH on one connection a second transaction
+/// (BENCHMARKS.md, "PostgreSQL").
 const NOTIFY_SPACING: Duration = Duration::from_millis(2);
 
 /// Send a notification of the latest committed revision whenever it changes; stops when
