@@ -53,7 +53,8 @@
 //! way as the next transaction: it takes the locks of all of them, runs one statement per
 //! change set (each checks its own preconditions against everything before it, including the
 //! change sets earlier in the same transaction, and writes only when they hold), all sent
-//! with its `BEGIN` in one round trip, and commits once. A batch costs one flush, shared by all of its change
+//! with its `BEGIN` and `COMMIT` in one round trip. A change set alone in its batch is one
+//! statement (`commit.rs`). A batch costs one flush, shared by all of its change
 //! sets; a change set whose preconditions fail writes nothing (and takes no revision) and
 //! the others still commit, as if each had run alone in that order. Nobody is answered
 //! before `COMMIT` has returned, so nothing acknowledged is lost.
@@ -63,15 +64,17 @@
 //! caller gets its own answer.
 
 use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
 use deadpool_postgres::Pool;
 use tokio::sync::{OwnedSemaphorePermit, Semaphore, mpsc, oneshot};
 use tokio_postgres::types::ToSql;
 
-use super::commit::{self, Failure, Locks, Plan};
+use super::commit::{self, Applied, Failure, Locks, Plan};
 use super::failure::{self, backend, connection_lost, plain};
 use super::known::KnownRecords;
+use super::notify::{Carry, Notifier};
 use super::sql::Statements;
 use super::timeouts;
 use crate::store::{ChangeSet, Revision, StoreError};
@@ -92,9 +95,23 @@ struct Job {
 }
 
 /// The queue of a store's commits; the task that empties it ends when every handle is gone.
-#[derive(Debug, Clone)]
+#[derive(Clone)]
 pub(super) struct Batcher {
     jobs: mpsc::UnboundedSender<Job>,
+    /// The store's [`IN_FLIGHT`] transaction slots, shared with the queue's task.
+    slots: Arc<Semaphore>,
+    /// Jobs sent to the queue and not yet taken from it.
+    queued: Arc<AtomicUsize>,
+    committer: Committer,
+}
+
+impl std::fmt::Debug for Batcher {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Batcher")
+            .field("queued", &self.queued.load(Ordering::Relaxed))
+            .field("free_slots", &self.slots.available_permits())
+            .finish_non_exhaustive()
+    }
 }
 
 /// What runs the transactions: the pool, the statements, and how often to retry a
@@ -109,22 +126,51 @@ pub(super) struct Committer {
     /// What the store's instance knows: a refused change set teaches it the records as
     /// they are now (see `commit::outcome`).
     pub known: Arc<KnownRecords>,
+    /// The store's commit notifications: a commit carries one when one is due.
+    pub notifier: Arc<Notifier>,
 }
 
 impl Batcher {
     /// Start the task that commits what `committer`'s store queues. Needs a Tokio runtime.
     pub(super) fn start(committer: Committer) -> Self {
         let (jobs, queue) = mpsc::unbounded_channel();
-        tokio::spawn(run_queue(queue, committer));
-        Batcher { jobs }
+        let slots = Arc::new(Semaphore::new(IN_FLIGHT));
+        let queued = Arc::new(AtomicUsize::new(0));
+        tokio::spawn(run_queue(
+            queue,
+            committer.clone(),
+            Arc::clone(&slots),
+            Arc::clone(&queued),
+        ));
+        Batcher {
+            jobs,
+            slots,
+            queued,
+            committer,
+        }
     }
 
     /// Commit `changes` in the next transaction and wait for its outcome.
+    ///
+    /// When nothing waits in the queue and a transaction slot is free, the change set is
+    /// committed alone in the caller's task: a batch of one either way, without the hops to
+    /// the queue's task, the batch's task and back (three thread wake-ups on a lone
+    /// writer's path). A slot set free goes to the queue's task first when it waits for one
+    /// (the semaphore is fair), so writers in the queue are not overtaken for long.
     pub(super) async fn commit(&self, changes: ChangeSet) -> Result<Revision, StoreError> {
+        if self.queued.load(Ordering::Acquire) == 0
+            && let Ok(_slot) = Arc::clone(&self.slots).try_acquire_owned()
+        {
+            metrics::histogram!("toggle_admin_commit_batch_size", "store" => "postgres")
+                .record(1.0);
+            return self.committer.commit_alone(&changes).await;
+        }
         let (reply, answer) = oneshot::channel();
-        self.jobs
-            .send(Job { changes, reply })
-            .map_err(|_| plain("PostgreSQL: commit: the store's commit task has stopped".into()))?;
+        self.queued.fetch_add(1, Ordering::AcqRel);
+        self.jobs.send(Job { changes, reply }).map_err(|_| {
+            self.queued.fetch_sub(1, Ordering::AcqRel);
+            plain("PostgreSQL: commit: the store's commit task has stopped".into())
+        })?;
         answer.await.map_err(|_| {
             plain(
                 "PostgreSQL: commit: the store's commit task stopped before answering, so \
@@ -137,10 +183,14 @@ impl Batcher {
 
 /// Take what has queued up, up to [`MAX_BATCH`], whenever fewer than [`IN_FLIGHT`] batches
 /// are running.
-async fn run_queue(mut queue: mpsc::UnboundedReceiver<Job>, committer: Committer) {
-    let permits = Arc::new(Semaphore::new(IN_FLIGHT));
+async fn run_queue(
+    mut queue: mpsc::UnboundedReceiver<Job>,
+    committer: Committer,
+    slots: Arc<Semaphore>,
+    queued: Arc<AtomicUsize>,
+) {
     while let Some(first) = queue.recv().await {
-        let Ok(permit) = Arc::clone(&permits).acquire_owned().await else {
+        let Ok(permit) = Arc::clone(&slots).acquire_owned().await else {
             break;
         };
         let mut batch = vec![first];
@@ -150,6 +200,7 @@ async fn run_queue(mut queue: mpsc::UnboundedReceiver<Job>, committer: Committer
                 Err(_) => break,
             }
         }
+        queued.fetch_sub(batch.len(), Ordering::AcqRel);
         tokio::spawn(committer.clone().run(batch, permit));
     }
 }
@@ -191,6 +242,7 @@ impl Committer {
     /// out dead before anything was sent.
     async fn commit_alone(&self, changes: &ChangeSet) -> Result<Revision, StoreError> {
         let plan = Plan::new(changes);
+        let carry = self.notifier.carry();
         let mut attempt = 1;
         loop {
             let mut client = self
@@ -200,7 +252,13 @@ impl Committer {
                 .map_err(|e| failure::pool("commit", e))?;
             let attempted = timeouts::bounded(
                 self.bound,
-                commit::run(&mut client, &self.statements, &plan, &self.known),
+                commit::run(
+                    &mut client,
+                    &self.statements,
+                    &plan,
+                    &self.known,
+                    carry.as_ref(),
+                ),
             )
             .await;
             let attempted = match attempted {
@@ -216,6 +274,7 @@ impl Committer {
                 Ok(revision) => {
                     metrics::counter!("toggle_admin_commits_total", "store" => "postgres")
                         .increment(1);
+                    self.notifier.committed(revision, carry.is_some());
                     return Ok(revision);
                 }
                 Err(Failure::StaleConnection(e)) if attempt < self.attempts => {
@@ -239,6 +298,7 @@ impl Committer {
         batch: &[Job],
     ) -> Result<Vec<Result<Revision, StoreError>>, Together> {
         let plans: Vec<Plan<'_>> = batch.iter().map(|job| Plan::new(&job.changes)).collect();
+        let carry = self.notifier.carry();
         let mut attempt = 1;
         loop {
             let mut client = self
@@ -246,8 +306,11 @@ impl Committer {
                 .get()
                 .await
                 .map_err(|e| Together::Failed(failure::pool("commit", e)))?;
-            let attempted =
-                timeouts::bounded(self.bound, self.transaction(&mut client, &plans)).await;
+            let attempted = timeouts::bounded(
+                self.bound,
+                self.transaction(&mut client, &plans, carry.as_ref()),
+            )
+            .await;
             let attempted = match attempted {
                 Ok(attempted) => attempted,
                 Err(elapsed) => {
@@ -274,11 +337,13 @@ impl Committer {
         }
     }
 
-    /// One transaction over `plans`: lock, one pipelined statement per plan, commit.
+    /// One transaction over `plans`: lock, one statement per plan, commit, all in one round
+    /// trip.
     async fn transaction(
         &self,
         client: &mut deadpool_postgres::Client,
         plans: &[Plan<'_>],
+        carry: Option<&Carry<'_>>,
     ) -> Result<Vec<Result<Revision, StoreError>>, Attempt> {
         if client.is_closed() {
             // Nothing is sent on a connection known to be closed: another one may take it.
@@ -286,14 +351,20 @@ impl Committer {
                 "PostgreSQL: commit: begin: the connection is closed".into(),
             )));
         }
-        // Until COMMIT is sent nothing can have been committed: a connection lost before that
-        // leaves the batch to be sent again on another one. A statement the database refuses
-        // aborts the whole transaction: the batch then runs again one change set at a time,
-        // where the refusal reaches only its own caller.
-        let during = |what: &'static str| {
+        // Once the transaction is sent, its COMMIT is too: a connection lost before the answer
+        // leaves the outcome unknown. A statement the database refuses aborts the whole
+        // transaction (the COMMIT rolls it back): the batch then runs again one change set at
+        // a time, where the refusal reaches only its own caller.
+        let failed = |what: &'static str| {
             move |e: tokio_postgres::Error| {
                 if connection_lost(&e) {
-                    Attempt::Stale(backend(what, e))
+                    Attempt::Lost(backend(
+                        &format!(
+                            "commit: {what}: the connection failed, so whether the change sets \
+                             were applied is unknown"
+                        ),
+                        e,
+                    ))
                 } else if failure::timed_out(&e) {
                     // One at a time would only time out again.
                     Attempt::Failed(backend(what, e))
@@ -305,43 +376,55 @@ impl Committer {
         let statement = client
             .prepare_cached(&self.statements.commit)
             .await
-            .map_err(during("commit: preparing"))?;
+            .map_err(|e| {
+                // Preparing sends nothing that could commit.
+                if connection_lost(&e) {
+                    Attempt::Stale(backend("commit: preparing", e))
+                } else {
+                    Attempt::Failed(backend("commit: preparing", e))
+                }
+            })?;
         let params: Vec<Vec<&(dyn ToSql + Sync)>> = plans.iter().map(Plan::params).collect();
-        let applied = Locks::of(plans)
-            .apply(client, &self.statements, &statement, &params)
+        let (opened, applied, committed) = match Locks::of(plans)
+            .apply(client, &self.statements, &statement, &params, carry)
             .await
-            .map_err(|(what, e)| during(what)(e))
-            .and_then(|applied| {
-                plans
-                    .iter()
-                    .zip(applied)
-                    .map(|(plan, row)| {
-                        let row = row.map_err(during("commit: writing a change set"))?;
-                        commit::outcome(plan, &row, &self.known).map_err(|failure| match failure {
-                            Failure::StaleConnection(e)
-                            | Failure::LostConnection(e)
-                            | Failure::Final(e) => Attempt::Failed(e),
-                        })
-                    })
-                    .collect::<Result<Vec<_>, Attempt>>()
-            });
-        let results = match applied {
-            Ok(results) => results,
-            Err(Attempt::Stale(e)) => return Err(Attempt::Stale(e)),
-            Err(other) => {
-                // The transaction ends before the connection is reused.
-                commit::end(client, false)
-                    .await
-                    .map_err(|e| Attempt::Stale(backend("commit: rollback", e)))?;
-                return Err(other);
+        {
+            Applied::NotSent(e) if connection_lost(&e) => {
+                return Err(Attempt::Stale(backend("commit: preparing", e)));
             }
+            Applied::NotSent(e) => return Err(Attempt::Failed(backend("commit: preparing", e))),
+            Applied::Sent {
+                opened,
+                applied,
+                committed,
+            } => (opened, applied, committed),
         };
-        commit::end(client, true).await.map_err(|e| {
-            Attempt::Lost(backend(
-                "commit: COMMIT failed, so whether the change set was applied is unknown",
-                e,
-            ))
-        })?;
+        // A lost connection first: it leaves everything unknown, whatever else failed.
+        let committed = match committed {
+            Err(e) if connection_lost(&e) => return Err(failed("COMMIT")(e)),
+            committed => committed,
+        };
+        opened.map_err(|(what, e)| failed(what)(e))?;
+        let rows = applied
+            .into_iter()
+            .map(|row| row.map_err(failed("writing a change set")))
+            .collect::<Result<Vec<_>, Attempt>>()?;
+        committed.map_err(failed("COMMIT"))?;
+        // Committed: a row that cannot be read now leaves that change set's outcome unknown.
+        let results = plans
+            .iter()
+            .zip(&rows)
+            .map(|(plan, row)| {
+                commit::outcome(plan, row, &self.known).map_err(|failure| match failure {
+                    Failure::StaleConnection(e)
+                    | Failure::LostConnection(e)
+                    | Failure::Final(e) => Attempt::Lost(e),
+                })
+            })
+            .collect::<Result<Vec<_>, Attempt>>()?;
+        for revision in results.iter().flatten() {
+            self.notifier.committed(*revision, carry.is_some());
+        }
         let committed = results.iter().filter(|r| r.is_ok()).count();
         metrics::counter!("toggle_admin_commits_total", "store" => "postgres")
             .increment(committed as u64);
@@ -359,7 +442,7 @@ enum Together {
 
 /// How one attempt at a batch's transaction ended when it did not commit.
 enum Attempt {
-    /// The connection was lost before `COMMIT` was sent: nothing was committed.
+    /// The connection was found lost before anything that could commit was sent.
     Stale(StoreError),
     /// The connection died during the transaction: the outcome is unknown.
     Lost(StoreError),

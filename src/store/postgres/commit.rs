@@ -1,7 +1,17 @@
 //! One commit as one transaction: lock the keys it reads and writes, enter the gate, check the
-//! preconditions and apply every write and event in a single statement, commit. The three
-//! statements go out together, so a commit costs two round trips after `BEGIN` whatever the
-//! size of the change set: the writes and events travel as arrays.
+//! preconditions and apply every write and event, commit.
+//!
+//! A change set committed alone is one statement in a transaction of its own (autocommit):
+//! the function `commit_change_set` of schema migration 4 takes the locks and the gate and
+//! runs the change set's statement, so the commit is one round trip and one statement
+//! whatever the size of the change set (the writes and events travel as arrays). A batch is
+//! `BEGIN`, the locks, the gate, one statement per change set and `COMMIT`, all sent at once:
+//! one round trip too.
+//!
+//! The price of one round trip: once the request is on its way, `COMMIT` is too, so a
+//! connection lost before the answer leaves the outcome unknown, and the caller gets an error
+//! that says so instead of a silent retry. Only a connection known to be closed before
+//! anything is sent is replaced and the commit sent on another one.
 
 use std::collections::{BTreeSet, HashMap};
 
@@ -17,7 +27,8 @@ use tokio_postgres::types::{Json as PgJson, ToSql};
 
 use super::failure::{backend, connection_lost, plain};
 use super::known::KnownRecords;
-use super::sql::Statements;
+use super::notify::Carry;
+use super::sql::{GATE_CLASS, Statements};
 use crate::store::{
     ChangeSet, Collection, Json, Key, Precondition, Revision, StoreError, Versioned, Write,
 };
@@ -202,25 +213,21 @@ impl<'a> Locks<'a> {
         locks
     }
 
-    /// Open a transaction on `client` and apply the change sets in it, all sent at once
-    /// (tokio-postgres sends a connection's requests in the order they are first polled, and
-    /// the server runs them in that order): `BEGIN`, the key locks, the gate, then
-    /// `statement` once per set of `params`, each change set seeing the ones before it. One
-    /// round trip; the transaction is left open for the caller to end ([`end`]).
+    /// Run the change sets in one transaction on `client`, all sent at once (tokio-postgres
+    /// sends a connection's requests in the order they are first polled, and the server runs
+    /// them in that order): `BEGIN`, the key locks, the gate, then `statement` once per set of
+    /// `params`, each change set seeing the ones before it, then `COMMIT`. One round trip.
     ///
-    /// Nothing is committed before the caller's `COMMIT`: if the connection is lost on the
-    /// way, the server rolls the transaction back, so the change sets may be sent again on
-    /// another connection.
+    /// A statement that fails aborts the transaction, and the `COMMIT` then rolls it back:
+    /// nothing of it is committed, and the connection is left with no transaction open.
     pub(super) async fn apply<'p>(
         &self,
         client: &deadpool_postgres::Client,
         statements: &Statements,
         statement: &tokio_postgres::Statement,
         params: &'p [Vec<&'p (dyn ToSql + Sync)>],
-    ) -> Result<
-        Vec<Result<tokio_postgres::Row, tokio_postgres::Error>>,
-        (&'static str, tokio_postgres::Error),
-    > {
+        carry: Option<&Carry<'_>>,
+    ) -> Applied {
         let prepared = |sql| client.prepare_cached(sql);
         let (lock_keys, gate) = join(
             prepared(&statements.lock_keys),
@@ -231,8 +238,19 @@ impl<'a> Locks<'a> {
             }),
         )
         .await;
-        let lock_keys = lock_keys.map_err(|e| ("preparing", e))?;
-        let gate = gate.map_err(|e| ("preparing", e))?;
+        let (lock_keys, gate) = match (lock_keys, gate) {
+            (Ok(lock_keys), Ok(gate)) => (lock_keys, gate),
+            (Err(e), _) | (_, Err(e)) => return Applied::NotSent(e),
+        };
+        let notify = match carry {
+            Some(_) => match prepared(&statements.notify_latest).await {
+                Ok(notify) => Some(notify),
+                Err(e) => return Applied::NotSent(e),
+            },
+            None => None,
+        };
+        let notify_params: [&(dyn ToSql + Sync); 2] =
+            [&carry.map(|c| c.channel), &carry.map(|c| c.instance)];
         let key_params: [&(dyn ToSql + Sync); 4] = [
             &self.collections,
             &self.ids,
@@ -244,22 +262,43 @@ impl<'a> Locks<'a> {
         let keys = client.query_one(&lock_keys, &key_params);
         let entered = client.query_one(&gate, &gate_params);
         let applied = in_order(params.iter().map(|p| client.query_one(statement, p)));
-        let ((begun, keys, entered), applied) = join(join3(begin, keys, entered), applied).await;
-        begun.map_err(|e| ("begin", e))?;
-        keys.map_err(|e| ("locking the keys", e))?;
-        entered.map_err(|e| ("entering the gate", e))?;
-        Ok(applied)
+        // The notification carried, if any: its outcome does not matter (see `notify.rs`).
+        let notified = async {
+            if let Some(notify) = &notify {
+                let _ = client.query_one(notify, &notify_params).await;
+            }
+        };
+        // `join` and `join3` poll their futures in argument order.
+        let ((begun, keys, entered), (applied, (), committed)) = join(
+            join3(begin, keys, entered),
+            join3(applied, notified, client.batch_execute("COMMIT")),
+        )
+        .await;
+        let opened = begun
+            .map_err(|e| ("begin", e))
+            .and(keys.map(drop).map_err(|e| ("locking the keys", e)))
+            .and(entered.map(drop).map_err(|e| ("entering the gate", e)));
+        Applied::Sent {
+            opened,
+            applied,
+            committed,
+        }
     }
 }
 
-/// End the transaction [`Locks::apply`] left open: `COMMIT` or `ROLLBACK`.
-pub(super) async fn end(
-    client: &deadpool_postgres::Client,
-    commit: bool,
-) -> Result<(), tokio_postgres::Error> {
-    client
-        .batch_execute(if commit { "COMMIT" } else { "ROLLBACK" })
-        .await
+/// What became of the transaction [`Locks::apply`] sent.
+pub(super) enum Applied {
+    /// Preparing a statement failed: nothing of the transaction was sent.
+    NotSent(tokio_postgres::Error),
+    /// Everything was sent, `COMMIT` included.
+    Sent {
+        /// `BEGIN`, the key locks and the gate; on failure, what failed.
+        opened: Result<(), (&'static str, tokio_postgres::Error)>,
+        /// Each change set's statement, in order.
+        applied: Vec<Result<tokio_postgres::Row, tokio_postgres::Error>>,
+        /// `COMMIT`: it succeeds on an aborted transaction too, which it rolls back.
+        committed: Result<(), tokio_postgres::Error>,
+    },
 }
 
 /// Run `futures` to completion, polling them in their order: so tokio-postgres sends their
@@ -285,12 +324,11 @@ async fn in_order<F: Future>(futures: impl IntoIterator<Item = F>) -> Vec<F::Out
 
 /// Why one attempt at a commit failed.
 pub(super) enum Failure {
-    /// The connection was lost before `COMMIT` was sent: nothing was committed (the server
-    /// rolls back a transaction whose connection is gone), so another connection may try
-    /// again.
+    /// The connection was found closed before anything that could commit was sent, so
+    /// another connection may try again.
     StaleConnection(StoreError),
-    /// The connection died during the commit; reported to the caller, and the connection must
-    /// not go back to the pool.
+    /// The connection died with the commit under way: whether it committed is unknown. The
+    /// error says so to the caller, and the connection must not go back to the pool.
     LostConnection(StoreError),
     /// Anything else, reported to the caller as is.
     Final(StoreError),
@@ -313,82 +351,52 @@ impl From<StoreError> for Failure {
     }
 }
 
-/// Run `plan` as one transaction on `client`.
+/// Run `plan` alone, as one statement in a transaction of its own, on `client`.
 pub(super) async fn run(
     client: &mut Client,
     statements: &Statements,
     plan: &Plan<'_>,
     known: &KnownRecords,
+    carry: Option<&Carry<'_>>,
 ) -> Result<Revision, Failure> {
     if client.is_closed() {
         // Nothing is sent on a connection known to be closed: another one may take it.
         return Err(Failure::StaleConnection(plain(
-            "PostgreSQL: commit: begin: the connection is closed".into(),
+            "PostgreSQL: commit: the connection is closed".into(),
         )));
     }
-    // Until COMMIT is sent nothing can have been committed: a connection lost before that
-    // leaves the change set to be sent again on another one.
-    let before_commit = |what: &str| {
-        let what = format!("commit: {what}");
-        move |e: tokio_postgres::Error| {
-            if connection_lost(&e) {
-                Failure::StaleConnection(backend(&what, e))
-            } else {
-                Failure::Final(backend(&what, e))
-            }
-        }
-    };
-
-    // The statement runs once this transaction holds the locks of every key it reads and
-    // writes, so it sees every earlier commit of those keys (each READ COMMITTED statement
-    // takes a fresh snapshot); commits of other keys run alongside.
     let commit = client
-        .prepare_cached(&statements.commit)
+        .prepare_cached(&statements.commit_alone)
         .await
-        .map_err(before_commit("preparing"))?;
-    let params = [plan.params()];
-    let plans = std::slice::from_ref(plan);
-    let applied = Locks::of(plans)
-        .apply(client, statements, &commit, &params)
-        .await
-        .map_err(|(what, e)| before_commit(what)(e))
-        .and_then(|mut applied| {
-            applied
-                .pop()
-                .ok_or_else(|| {
-                    Failure::Final(plain(
-                        "PostgreSQL: commit: no answer for the change set".into(),
-                    ))
-                })?
-                .map_err(before_commit("writing the change set"))
-        })
-        .and_then(|row| outcome(plan, &row, known));
-    let revision = match applied {
-        Ok(Ok(revision)) => revision,
-        Ok(Err(conflict)) => {
-            // Nothing was written; the transaction ends before the connection is reused.
-            end(client, false)
-                .await
-                .map_err(before_commit("rollback"))?;
-            return Err(Failure::Final(conflict));
-        }
-        Err(Failure::Final(error)) => {
-            end(client, false)
-                .await
-                .map_err(before_commit("rollback"))?;
-            return Err(Failure::Final(error));
-        }
-        Err(failure) => return Err(failure),
-    };
-    // If the connection drops while COMMIT is in flight the outcome is unknown to us (as with
-    // any database); the error says so and the caller re-reads before deciding again.
-    end(client, true).await.map_err(|e| {
+        .map_err(|e| {
+            // Preparing sends nothing that could commit.
+            if connection_lost(&e) {
+                Failure::StaleConnection(backend("commit: preparing", e))
+            } else {
+                Failure::Final(backend("commit: preparing", e))
+            }
+        })?;
+    let exclusive_gate = plan.check_ids.contains(&None);
+    let mut params: Vec<&(dyn ToSql + Sync)> = vec![
+        &statements.schema,
+        &GATE_CLASS,
+        &exclusive_gate,
+        &plan.lock_collections,
+        &plan.lock_ids,
+        &plan.lock_written,
+    ];
+    params.extend(plan.params());
+    let (channel, instance) = (carry.map(|c| c.channel), carry.map(|c| c.instance));
+    params.extend([&channel as &(dyn ToSql + Sync), &instance]);
+    // The statement is its own transaction: an error other than a lost connection means it
+    // was rolled back; a lost connection leaves it unknown whether it committed.
+    let row = client.query_one(&commit, &params).await.map_err(|e| {
         Failure::of(
-            "commit: COMMIT failed, so whether the change set was applied is unknown",
+            "commit: the connection failed, so whether the change set was applied is unknown",
             e,
         )
     })?;
-    Ok(revision)
+    outcome(plan, &row, known)?.map_err(Failure::Final)
 }
 
 /// What the commit statement answered for `plan`: its revision, or the conflict that kept it

@@ -35,6 +35,11 @@ pub(super) const MIGRATIONS: &[Migration] = &[
         name: "parallel commits",
         sql: include_str!("migrations/0003_parallel_commits.sql"),
     },
+    Migration {
+        version: 4,
+        name: "commit functions",
+        sql: include_str!("migrations/0004_commit_functions.sql"),
+    },
 ];
 
 /// The first key of the advisory lock migrations take; the second is the hash of the schema

@@ -149,8 +149,10 @@ impl fmt::Debug for PostgresConfig {
 ///   gets [`StoreError::Conflict`] and writes nothing; no update is lost between processes.
 ///   Revisions and event ids come from sequences: they increase, but a commit that fails
 ///   after taking one leaves a gap, and commits side by side may land in either order (see
-///   the [`Store`] contract). Two round trips: `BEGIN`, the locks and the change sets go out
-///   together, then `COMMIT`.
+///   the [`Store`] contract). One round trip: a change set committed alone is one statement
+///   in a transaction of its own (a function of the schema takes the locks and applies it);
+///   a batch sends `BEGIN`, the locks, its change sets and `COMMIT` together. A connection
+///   lost before the answer leaves the outcome unknown, and the error says so.
 /// * **Views, listings and the event log** take their snapshot inside a gate that every
 ///   commit holds from taking its revision to its end: they wait for the commits already in
 ///   flight (one `COMMIT` at most) and then hold every revision up to theirs. Record reads
@@ -278,13 +280,6 @@ impl PostgresStore {
             .map_err(|e| plain(format!("PostgreSQL: building the connection pool: {e}")))?;
         let statements = Arc::new(Statements::new(schema));
         let known = Arc::<known::KnownRecords>::default();
-        let commits = batch::Batcher::start(batch::Committer {
-            pool: pool.clone(),
-            statements: Arc::clone(&statements),
-            attempts: pool.status().max_size + 1,
-            bound: timeouts::client_bound(config.statement_timeout),
-            known: Arc::clone(&known),
-        });
         let notifier = Arc::new(notify::Notifier::new(
             schema,
             listen_config,
@@ -293,6 +288,14 @@ impl PostgresStore {
             statements.revision.clone(),
             Arc::downgrade(&known),
         ));
+        let commits = batch::Batcher::start(batch::Committer {
+            pool: pool.clone(),
+            statements: Arc::clone(&statements),
+            attempts: pool.status().max_size + 1,
+            bound: timeouts::client_bound(config.statement_timeout),
+            known: Arc::clone(&known),
+            notifier: Arc::clone(&notifier),
+        });
         let store = PostgresStore {
             notifier,
             known,
@@ -680,7 +683,6 @@ impl Store for PostgresStore {
         match self.commits.commit(changes).await {
             Ok(revision) => {
                 self.known.committed(written, revision);
-                self.notifier.committed(revision);
                 Ok(revision)
             }
             // A conflict taught this instance the records as they are now (see

@@ -24,7 +24,7 @@
 
 use std::sync::{Arc, Mutex, Weak};
 
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use deadpool_postgres::Pool;
 use futures_util::StreamExt;
@@ -41,10 +41,9 @@ pub(super) struct Notifier {
     channel: String,
     config: tokio_postgres::Config,
     tls: MakeRustlsConnect,
-    pool: Pool,
     revision_sql: String,
-    /// The latest revision this store committed; the sending task waits on it.
-    committed: Mutex<Option<watch::Sender<Revision>>>,
+    /// What was committed and what announced, shared with the sending task.
+    sending: Arc<Sending>,
     /// The latest revision learnt of; `None` until the listener starts.
     learnt: Mutex<Option<Arc<watch::Sender<Revision>>>>,
     /// This store's name in its notifications, so that the listener tells the other
@@ -52,6 +51,45 @@ pub(super) struct Notifier {
     instance: String,
     /// What this instance knows, forgotten whenever another instance committed.
     known: Weak<KnownRecords>,
+}
+
+/// The sending side of a store's notifications: its commits may carry one themselves
+/// ([`Notifier::carry`]); a task sends the others.
+struct Sending {
+    pool: Pool,
+    channel: String,
+    instance: String,
+    state: Mutex<Announced>,
+    /// Wakes the sending task: a commit left unannounced, or the store gone.
+    wake: Arc<tokio::sync::Notify>,
+}
+
+/// What a store committed, and what its notifications named.
+#[derive(Default)]
+struct Announced {
+    /// The latest revision this store committed.
+    committed: Revision,
+    /// The latest revision a notification named, sent by the task or carried by a commit.
+    announced: Revision,
+    /// When the last notification was sent, or handed to a commit to carry.
+    last: Option<Instant>,
+    /// Whether the sending task runs.
+    task: bool,
+}
+
+impl Drop for Sending {
+    fn drop(&mut self) {
+        // The task then finds the store gone and stops.
+        self.wake.notify_one();
+    }
+}
+
+/// A notification a commit carries: `pg_notify(channel, revision || ' ' || instance)` in
+/// the commit's own transaction, so it costs no transaction (and no WAL flush) of its own
+/// and goes out the moment the commit is visible.
+pub(super) struct Carry<'a> {
+    pub channel: &'a str,
+    pub instance: &'a str,
 }
 
 impl std::fmt::Debug for Notifier {
@@ -73,45 +111,68 @@ impl Notifier {
     ) -> Self {
         let digest = Sha256::digest(schema.as_bytes());
         let hex: String = digest.iter().take(8).map(|b| format!("{b:02x}")).collect();
+        let channel = format!("toggle_admin_{hex}");
+        let instance = uuid::Uuid::new_v4().simple().to_string();
         Self {
-            channel: format!("toggle_admin_{hex}"),
+            sending: Arc::new(Sending {
+                pool,
+                channel: channel.clone(),
+                instance: instance.clone(),
+                state: Mutex::new(Announced::default()),
+                wake: Arc::new(tokio::sync::Notify::new()),
+            }),
+            channel,
             config,
             tls,
-            pool,
             revision_sql,
-            committed: Mutex::new(None),
             learnt: Mutex::new(None),
-            instance: uuid::Uuid::new_v4().simple().to_string(),
+            instance,
             known,
         }
     }
 
-    /// Tell the other instances that `revision` was committed (soon, without waiting).
-    pub(super) fn committed(&self, revision: Revision) {
-        let Ok(mut committed) = self.committed.lock() else {
+    /// The notification the next commit should carry, if one is due: none went out in the
+    /// last [`NOTIFY_SPACING`]. The caller then reports whether it carried one in
+    /// [`committed`](Self::committed).
+    pub(super) fn carry(&self) -> Option<Carry<'_>> {
+        let mut state = self.sending.state.lock().ok()?;
+        if state
+            .last
+            .is_some_and(|last| last.elapsed() < NOTIFY_SPACING)
+        {
+            return None;
+        }
+        state.last = Some(Instant::now());
+        Some(Carry {
+            channel: &self.sending.channel,
+            instance: &self.sending.instance,
+        })
+    }
+
+    /// `revision` was committed, carrying its notification (`carried`) or not: one not
+    /// carried goes out from the sending task, at most [`NOTIFY_SPACING`] after the last.
+    pub(super) fn committed(&self, revision: Revision, carried: bool) {
+        let Ok(mut state) = self.sending.state.lock() else {
             return;
         };
-        if let Some(sender) = committed.as_ref() {
-            sender.send_if_modified(|last| {
-                let newer = revision > *last;
-                if newer {
-                    *last = revision;
-                }
-                newer
-            });
+        state.committed = state.committed.max(revision);
+        if carried {
+            state.announced = state.announced.max(revision);
+        }
+        if state.committed <= state.announced {
             return;
         }
-        let Ok(runtime) = tokio::runtime::Handle::try_current() else {
-            return;
-        };
-        let (sender, receiver) = watch::channel(revision);
-        *committed = Some(sender);
-        runtime.spawn(send_notifications(
-            self.pool.clone(),
-            self.channel.clone(),
-            self.instance.clone(),
-            receiver,
-        ));
+        if !state.task {
+            let Ok(runtime) = tokio::runtime::Handle::try_current() else {
+                return;
+            };
+            state.task = true;
+            runtime.spawn(send_notifications(
+                Arc::downgrade(&self.sending),
+                Arc::clone(&self.sending.wake),
+            ));
+        }
+        self.sending.wake.notify_one();
     }
 
     /// Start the listener if it is not running yet.
@@ -157,33 +218,56 @@ impl Notifier {
 /// (BENCHMARKS.md, "PostgreSQL").
 const NOTIFY_SPACING: Duration = Duration::from_millis(2);
 
-/// Send a notification of the latest committed revision whenever it changes; stops when
-/// the store is dropped or its pool closed.
-async fn send_notifications(
-    pool: Pool,
-    channel: String,
-    instance: String,
-    mut committed: watch::Receiver<Revision>,
-) {
+/// Send a notification of the latest committed revision whenever one went unannounced, at
+/// most one every [`NOTIFY_SPACING`]; stops when the store is dropped or its pool closed.
+async fn send_notifications(sending: Weak<Sending>, wake: Arc<tokio::sync::Notify>) {
     loop {
-        let revision = *committed.borrow_and_update();
-        let payload = format!("{} {instance}", revision.0);
-        match pool.get().await {
-            Ok(client) => {
-                if let Err(error) = client
-                    .execute("SELECT pg_notify($1, $2)", &[&channel, &payload])
-                    .await
-                {
-                    tracing::debug!(%error, "PostgreSQL: a commit notification failed");
+        wake.notified().await;
+        loop {
+            let Some(sending) = sending.upgrade() else {
+                return;
+            };
+            let due = {
+                let Ok(mut state) = sending.state.lock() else {
+                    return;
+                };
+                let wait = state.last.map_or(Duration::ZERO, |last| {
+                    NOTIFY_SPACING.saturating_sub(last.elapsed())
+                });
+                if state.committed <= state.announced {
+                    break;
                 }
+                if wait.is_zero() {
+                    state.announced = state.committed;
+                    state.last = Some(Instant::now());
+                    Ok(state.committed)
+                } else {
+                    Err(wait)
+                }
+            };
+            let revision = match due {
+                Ok(revision) => revision,
+                Err(wait) => {
+                    // Commits during the pause go out together after it, unless one of them
+                    // carries a notification meanwhile.
+                    drop(sending);
+                    tokio::time::sleep(wait).await;
+                    continue;
+                }
+            };
+            let payload = format!("{} {}", revision.0, sending.instance);
+            match sending.pool.get().await {
+                Ok(client) => {
+                    if let Err(error) = client
+                        .execute("SELECT pg_notify($1, $2)", &[&sending.channel, &payload])
+                        .await
+                    {
+                        tracing::debug!(%error, "PostgreSQL: a commit notification failed");
+                    }
+                }
+                Err(deadpool_postgres::PoolError::Closed) => return,
+                Err(error) => tracing::debug!(%error, "PostgreSQL: no connection to notify on"),
             }
-            Err(deadpool_postgres::PoolError::Closed) => return,
-            Err(error) => tracing::debug!(%error, "PostgreSQL: no connection to notify on"),
-        }
-        // Commits during the pause go out together after it (see `NOTIFY_SPACING`).
-        tokio::time::sleep(NOTIFY_SPACING).await;
-        if committed.changed().await.is_err() {
-            return;
         }
     }
 }

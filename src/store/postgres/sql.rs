@@ -9,11 +9,6 @@ pub(super) fn quote_identifier(name: &str) -> String {
     format!("\"{}\"", name.replace('"', "\"\""))
 }
 
-/// `text` as a quoted SQL string literal (standard conforming: only `'` is special).
-fn quote_literal(text: &str) -> String {
-    format!("'{}'", text.replace('\'', "''"))
-}
-
 /// The first key of the gate's advisory lock (the second is the hash of the schema name),
 /// "tagt"; the migration lock uses "tadm", so the two never meet.
 pub(super) const GATE_CLASS: i32 = 0x7461_6774;
@@ -59,29 +54,34 @@ pub(super) struct Statements {
     pub gate_wait: String,
     /// `$1` the schema → let go of [`gate_wait`](Self::gate_wait)'s lock.
     pub gate_release: String,
-    /// The statement that checks one change set's preconditions and, only when they all hold,
-    /// applies it as the next commit: `$1`–`$3` the preconditions, `$4`–`$9` the writes, `$10`–
-    /// `$17` the events (parameters of [`Plan::params`](super::commit::Plan::params)). It
-    /// answers the position of the first precondition that fails, or the commit's revision;
-    /// and when one fails, the records it expected as they are now (`[collection, id, value,
-    /// revision]`, the missing ones left out), so that the instance decides again on them
-    /// without reading them.
-    ///
-    /// The revision and the event ids come from sequences, taken only when the
-    /// preconditions hold (a refused change set takes none). Every data-modifying part reads
-    /// `go`, which is empty when a precondition fails, so such a change set writes nothing.
-    ///
-    /// Every row source is an array parameter, never `generate_series($n)`: PostgreSQL
-    /// estimates a generic plan's `generate_series` at 1,000 rows, which made the generic plan
-    /// look dear and had it plan the statement afresh on every execution (0.5 ms a commit).
+    /// One change set's statement, run in a transaction that holds its key locks and the
+    /// gate: it checks the preconditions and, only when they all hold, applies the writes and
+    /// events as the next commit (the function `apply_change_set` of migration 4). `$1`–`$3`
+    /// the preconditions, `$4`–`$9` the writes, `$10`–`$17` the events (the parameters of
+    /// [`Plan::params`](super::commit::Plan::params)). It answers the position of the first
+    /// precondition that fails, or the commit's revision; and when one fails, the records it
+    /// expected as they are now (`[collection, id, value, revision]`, the missing ones left
+    /// out), so that the instance decides again on them without reading them.
     pub commit: String,
+    /// A change set committed alone, as one statement in a transaction of its own
+    /// (`commit_change_set` of migration 4): the key locks, the gate, then [`commit`]'s
+    /// statement. `$1` the schema, `$2` [`GATE_CLASS`], `$3` whether the gate is taken
+    /// exclusive, `$4`–`$6` the keys to lock (as [`lock_keys`]), then [`commit`]'s parameters,
+    /// then `$24` the channel of a commit notification to carry (NULL for none) and `$25`
+    /// the instance that it names. Answers as [`commit`].
+    ///
+    /// [`commit`]: Self::commit
+    /// [`lock_keys`]: Self::lock_keys
+    pub commit_alone: String,
+    /// `$1` the channel, `$2` the instance → a commit notification of the latest revision
+    /// this transaction sees (its own commits included), sent when it commits: carried by a
+    /// batch.
+    pub notify_latest: String,
 }
 
 impl Statements {
     pub(super) fn new(schema: &str) -> Self {
         let s = quote_identifier(schema);
-        let sequence = |name: &str| quote_literal(&format!("{s}.{name}"));
-        let (revisions, event_ids) = (sequence("revisions"), sequence("event_ids"));
         let list = |bound: &str| {
             // One statement, so the listing and the collection revision come from one
             // snapshot: the LEFT JOIN keeps the revision row when no record matches.
@@ -133,61 +133,23 @@ impl Statements {
             gate_wait: gate("pg_advisory_lock"),
             gate_release: gate("pg_advisory_unlock"),
             commit: format!(
-                "WITH failing AS ( \
-                     SELECT p.ord FROM unnest($1::text[], $2::text[], $3::bigint[]) \
-                         WITH ORDINALITY AS p(collection, id, revision, ord) \
-                     WHERE CASE WHEN p.id IS NULL THEN \
-                         coalesce((SELECT max(c.revision) FROM {s}.collection_changes c \
-                                   WHERE c.collection = p.collection), 0) > p.revision \
-                     ELSE \
-                         coalesce((SELECT r.revision FROM {s}.records r \
-                                   WHERE r.collection = p.collection AND r.id = p.id), 0) \
-                             <> p.revision \
-                     END \
-                     ORDER BY p.ord LIMIT 1 \
-                 ), go AS ( \
-                     SELECT nextval({revisions}::regclass) AS revision \
-                     WHERE NOT EXISTS (SELECT 1 FROM failing) \
-                 ), ids AS ( \
-                     SELECT nextval({event_ids}::regclass) AS id \
-                     FROM go, unnest($10::text[]) \
-                 ), numbered AS ( \
-                     SELECT id, row_number() OVER (ORDER BY id) AS ord FROM ids \
-                 ), put AS ( \
-                     INSERT INTO {s}.records (collection, id, value, revision) \
-                     SELECT w.collection, w.id, w.value, go.revision \
-                     FROM go, unnest($4::text[], $5::text[], $6::jsonb[]) AS w(collection, id, value) \
-                     ON CONFLICT (collection, id) \
-                     DO UPDATE SET value = excluded.value, revision = excluded.revision \
-                 ), del AS ( \
-                     DELETE FROM {s}.records r \
-                     USING go, unnest($7::text[], $8::text[]) AS d(collection, id) \
-                     WHERE r.collection = d.collection AND r.id = d.id \
-                     RETURNING r.collection \
-                 ), bump AS ( \
-                     INSERT INTO {s}.collection_changes (collection, revision) \
-                     SELECT t.collection, go.revision \
-                     FROM go, (SELECT unnest($9::text[]) UNION SELECT collection FROM del) \
-                         AS t(collection) \
-                 ), ev AS ( \
-                     INSERT INTO {s}.events (id, revision, type, created_by, created_at, \
-                                             project, feature_name, environment, data, pre_data) \
-                     SELECT n.id, go.revision, e.type, e.created_by, e.created_at, \
-                            e.project, e.feature_name, e.environment, e.data, e.pre_data \
-                     FROM go, unnest($10::text[], $11::text[], $12::timestamptz[], $13::text[], \
-                                     $14::text[], $15::text[], $16::jsonb[], $17::jsonb[]) \
-                         WITH ORDINALITY AS e(type, created_by, created_at, project, \
-                                              feature_name, environment, data, pre_data, ord) \
-                     JOIN numbered n ON n.ord = e.ord \
-                 ), done AS ( \
-                     INSERT INTO {s}.commits (revision) SELECT revision FROM go \
-                     RETURNING revision \
-                 ) \
-                 SELECT (SELECT ord FROM failing), (SELECT revision FROM done), \
-                        (SELECT jsonb_agg(jsonb_build_array(r.collection, r.id, r.value, r.revision)) \
-                         FROM unnest($1::text[], $2::text[]) AS k(collection, id) \
-                         JOIN {s}.records r ON r.collection = k.collection AND r.id = k.id \
-                         WHERE EXISTS (SELECT 1 FROM failing))"
+                "SELECT failing, revision, current FROM {s}.apply_change_set(\
+                     $1::text[], $2::text[], $3::bigint[], $4::text[], $5::text[], $6::jsonb[], \
+                     $7::text[], $8::text[], $9::text[], $10::text[], $11::text[], \
+                     $12::timestamptz[], $13::text[], $14::text[], $15::text[], $16::jsonb[], \
+                     $17::jsonb[])"
+            ),
+            commit_alone: format!(
+                "SELECT failing, revision, current FROM {s}.commit_change_set(\
+                     $1::text, $2::int4, $3::bool, $4::text[], $5::text[], $6::bool[], \
+                     $7::text[], $8::text[], $9::bigint[], $10::text[], $11::text[], $12::jsonb[], \
+                     $13::text[], $14::text[], $15::text[], $16::text[], $17::text[], \
+                     $18::timestamptz[], $19::text[], $20::text[], $21::text[], $22::jsonb[], \
+                     $23::jsonb[], $24::text, $25::text)"
+            ),
+            notify_latest: format!(
+                "SELECT pg_notify($1::text, \
+                     coalesce((SELECT max(revision) FROM {s}.commits), 0)::text || ' ' || $2::text)"
             ),
         }
     }
@@ -256,12 +218,6 @@ fn event_page(s: &str, filters: usize) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn literals_are_quoted() {
-        assert_eq!(quote_literal("\"a\".revisions"), "'\"a\".revisions'");
-        assert_eq!(quote_literal("it's"), "'it''s'");
-    }
 
     #[test]
     fn identifiers_are_quoted() {
