@@ -384,8 +384,16 @@ impl Committer {
                     Attempt::Failed(backend("commit: preparing", e))
                 }
             })?;
-        let params: Vec<Vec<&(dyn ToSql + Sync)>> = plans.iter().map(Plan::params).collect();
-        let (opened, applied, committed) = match Locks::of(plans)
+        // The batch takes every change set's key locks and the gate first; each change set's
+        // call then takes none, and the gate again in the batch's mode (which costs nothing).
+        let locks = Locks::of(plans);
+        let exclusive_gate = locks.exclusive_gate();
+        let no_notification = [None, None];
+        let params: Vec<Vec<&(dyn ToSql + Sync)>> = plans
+            .iter()
+            .map(|plan| plan.params(&self.statements, false, &exclusive_gate, &no_notification))
+            .collect();
+        let (opened, applied, committed) = match locks
             .apply(client, &self.statements, &statement, &params, carry)
             .await
         {

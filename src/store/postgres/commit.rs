@@ -159,10 +159,37 @@ impl<'a> Plan<'a> {
         plan
     }
 
-    /// The parameters of the commit statement ([`Statements::commit`]), in its order.
-    pub(super) fn params(&self) -> Vec<&(dyn ToSql + Sync)> {
-        vec![
-            &self.check_collections,
+    /// Whether the transaction takes the gate exclusive: for a collection precondition (the
+    /// one without an id).
+    fn exclusive_gate(&self) -> bool {
+        self.check_ids.contains(&None)
+    }
+
+    /// The parameters of the commit statement ([`Statements::commit`]), in its order, for a
+    /// change set that takes its own key locks (`own_locks`) or whose batch took them, and
+    /// carries the notification `notify` (channel and instance) or none.
+    pub(super) fn params<'p>(
+        &'p self,
+        statements: &'p Statements,
+        own_locks: bool,
+        exclusive_gate: &'p bool,
+        notify: &'p [Option<&'p str>; 2],
+    ) -> Vec<&'p (dyn ToSql + Sync)> {
+        const NO_NAMES: &[&str] = &[];
+        const NO_FLAGS: &[bool] = &[];
+        let mut params: Vec<&'p (dyn ToSql + Sync)> =
+            vec![&statements.schema, &GATE_CLASS, exclusive_gate];
+        if own_locks {
+            params.extend([
+                &self.lock_collections as &(dyn ToSql + Sync),
+                &self.lock_ids,
+                &self.lock_written,
+            ]);
+        } else {
+            params.extend([&NO_NAMES as &(dyn ToSql + Sync), &NO_NAMES, &NO_FLAGS]);
+        }
+        params.extend([
+            &self.check_collections as &(dyn ToSql + Sync),
             &self.check_ids,
             &self.check_revisions,
             &self.put_collections,
@@ -179,7 +206,10 @@ impl<'a> Plan<'a> {
             &self.event_environments,
             &self.event_data,
             &self.event_pre_data,
-        ]
+            &notify[0],
+            &notify[1],
+        ]);
+        params
     }
 }
 
@@ -207,10 +237,14 @@ impl<'a> Locks<'a> {
             locks.collections.extend(&plan.lock_collections);
             locks.ids.extend(&plan.lock_ids);
             locks.written.extend(&plan.lock_written);
-            // A collection precondition is the one without an id.
-            locks.exclusive_gate |= plan.check_ids.contains(&None);
+            locks.exclusive_gate |= plan.exclusive_gate();
         }
         locks
+    }
+
+    /// Whether the gate is taken exclusive.
+    pub(super) fn exclusive_gate(&self) -> bool {
+        self.exclusive_gate
     }
 
     /// Run the change sets in one transaction on `client`, all sent at once (tokio-postgres
@@ -366,7 +400,7 @@ pub(super) async fn run(
         )));
     }
     let commit = client
-        .prepare_cached(&statements.commit_alone)
+        .prepare_cached(&statements.commit)
         .await
         .map_err(|e| {
             // Preparing sends nothing that could commit.
@@ -376,18 +410,9 @@ pub(super) async fn run(
                 Failure::Final(backend("commit: preparing", e))
             }
         })?;
-    let exclusive_gate = plan.check_ids.contains(&None);
-    let mut params: Vec<&(dyn ToSql + Sync)> = vec![
-        &statements.schema,
-        &GATE_CLASS,
-        &exclusive_gate,
-        &plan.lock_collections,
-        &plan.lock_ids,
-        &plan.lock_written,
-    ];
-    params.extend(plan.params());
-    let (channel, instance) = (carry.map(|c| c.channel), carry.map(|c| c.instance));
-    params.extend([&channel as &(dyn ToSql + Sync), &instance]);
+    let exclusive_gate = plan.exclusive_gate();
+    let notify = [carry.map(|c| c.channel), carry.map(|c| c.instance)];
+    let params = plan.params(statements, true, &exclusive_gate, &notify);
     // The statement is its own transaction: an error other than a lost connection means it
     // was rolled back; a lost connection leaves it unknown whether it committed.
     let row = client.query_one(&commit, &params).await.map_err(|e| {

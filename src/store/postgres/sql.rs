@@ -54,25 +54,19 @@ pub(super) struct Statements {
     pub gate_wait: String,
     /// `$1` the schema → let go of [`gate_wait`](Self::gate_wait)'s lock.
     pub gate_release: String,
-    /// One change set's statement, run in a transaction that holds its key locks and the
-    /// gate: it checks the preconditions and, only when they all hold, applies the writes and
-    /// events as the next commit (the function `apply_change_set` of migration 4). `$1`–`$3`
-    /// the preconditions, `$4`–`$9` the writes, `$10`–`$17` the events (the parameters of
-    /// [`Plan::params`](super::commit::Plan::params)). It answers the position of the first
-    /// precondition that fails, or the commit's revision; and when one fails, the records it
-    /// expected as they are now (`[collection, id, value, revision]`, the missing ones left
-    /// out), so that the instance decides again on them without reading them.
+    /// One change set committed in the caller's transaction, as one statement (the function
+    /// `commit_change_set` of migration 4): its key locks, the gate, then its preconditions
+    /// checked and, only when they all hold, its writes and events applied as the next
+    /// commit. `$1` the schema, `$2` [`GATE_CLASS`], `$3` whether the gate is taken
+    /// exclusive, `$4`–`$6` the keys to lock (as [`lock_keys`](Self::lock_keys); none when
+    /// a batch took them first), `$7`–`$9` the preconditions, `$10`–`$15` the writes,
+    /// `$16`–`$23` the events, `$24` the channel of a commit notification to carry (NULL for
+    /// none) and `$25` the instance it names: the parameters of
+    /// [`Plan::params`](super::commit::Plan::params). It answers the position of the first
+    /// precondition that fails, or the commit's revision; and when one fails, the records
+    /// it expected as they are now (`[collection, id, value, revision]`, the missing ones
+    /// left out), so that the instance decides again on them without reading them.
     pub commit: String,
-    /// A change set committed alone, as one statement in a transaction of its own
-    /// (`commit_change_set` of migration 4): the key locks, the gate, then [`commit`]'s
-    /// statement. `$1` the schema, `$2` [`GATE_CLASS`], `$3` whether the gate is taken
-    /// exclusive, `$4`–`$6` the keys to lock (as [`lock_keys`]), then [`commit`]'s parameters,
-    /// then `$24` the channel of a commit notification to carry (NULL for none) and `$25`
-    /// the instance that it names. Answers as [`commit`].
-    ///
-    /// [`commit`]: Self::commit
-    /// [`lock_keys`]: Self::lock_keys
-    pub commit_alone: String,
     /// `$1` the channel, `$2` the instance → a commit notification of the latest revision
     /// this transaction sees (its own commits included), sent when it commits: carried by a
     /// batch.
@@ -133,13 +127,6 @@ impl Statements {
             gate_wait: gate("pg_advisory_lock"),
             gate_release: gate("pg_advisory_unlock"),
             commit: format!(
-                "SELECT failing, revision, current FROM {s}.apply_change_set(\
-                     $1::text[], $2::text[], $3::bigint[], $4::text[], $5::text[], $6::jsonb[], \
-                     $7::text[], $8::text[], $9::text[], $10::text[], $11::text[], \
-                     $12::timestamptz[], $13::text[], $14::text[], $15::text[], $16::jsonb[], \
-                     $17::jsonb[])"
-            ),
-            commit_alone: format!(
                 "SELECT failing, revision, current FROM {s}.commit_change_set(\
                      $1::text, $2::int4, $3::bool, $4::text[], $5::text[], $6::bool[], \
                      $7::text[], $8::text[], $9::bigint[], $10::text[], $11::text[], $12::jsonb[], \
