@@ -1,12 +1,13 @@
 //! One commit as one transaction: lock the keys it reads and writes, enter the gate, check the
 //! preconditions and apply every write and event, commit.
 //!
-//! A change set committed alone is one statement in a transaction of its own (autocommit):
-//! the function `commit_change_set` of schema migration 4 takes the locks and the gate and
-//! runs the change set's statement, so the commit is one round trip and one statement
-//! whatever the size of the change set (the writes and events travel as arrays). A batch is
-//! `BEGIN`, the locks, the gate, one statement per change set and `COMMIT`, all sent at once:
-//! one round trip too.
+//! A change set committed alone is `BEGIN`, one call of the function `commit_change_set` of
+//! schema migration 4 (which takes the key locks and the gate, checks the preconditions and
+//! applies the writes and events) and `COMMIT`, all sent at once: one round trip whatever the
+//! size of the change set (the writes and events travel as arrays). A batch is `BEGIN`, the
+//! locks and the gate of all its change sets, one call per change set and `COMMIT`, sent at
+//! once too. `COMMIT` is what says the transaction is durable: the answer to a statement
+//! alone in an implicit transaction comes before that transaction commits.
 //!
 //! The price of one round trip: once the request is on its way, `COMMIT` is too, so a
 //! connection lost before the answer leaves the outcome unknown, and the caller gets an error
@@ -413,14 +414,31 @@ pub(super) async fn run(
     let exclusive_gate = plan.exclusive_gate();
     let notify = [carry.map(|c| c.channel), carry.map(|c| c.instance)];
     let params = plan.params(statements, true, &exclusive_gate, &notify);
-    // The statement is its own transaction: an error other than a lost connection means it
-    // was rolled back; a lost connection leaves it unknown whether it committed.
-    let row = client.query_one(&commit, &params).await.map_err(|e| {
+    // `BEGIN`, the call and `COMMIT` go out together. Not the call alone in a transaction of
+    // its own: the server answers a statement before it commits the transaction that the
+    // statement was alone in, so a commit that then fails (the session ended, the WAL not
+    // written) would already look done to us. `COMMIT` answers once the commit is durable.
+    let begin = client.batch_execute("BEGIN");
+    let applied = client.query_one(&commit, &params);
+    let committed = client.batch_execute("COMMIT");
+    // `join` polls its futures in argument order, so the requests go out in that order.
+    let ((begun, applied), committed) = join(join(begin, applied), committed).await;
+    let unknown = |e| {
         Failure::of(
             "commit: the connection failed, so whether the change set was applied is unknown",
             e,
         )
-    })?;
+    };
+    match committed {
+        Err(e) if connection_lost(&e) => return Err(unknown(e)),
+        // A failed `COMMIT` rolled the transaction back.
+        Err(e) => return Err(Failure::Final(backend("commit: COMMIT", e))),
+        // On an aborted transaction, `COMMIT` rolls it back and succeeds: the failure is
+        // the statement's.
+        Ok(()) => {}
+    }
+    begun.map_err(|e| Failure::Final(backend("commit: BEGIN", e)))?;
+    let row = applied.map_err(|e| Failure::Final(backend("commit: writing the change set", e)))?;
     outcome(plan, &row, known)?.map_err(Failure::Final)
 }
 

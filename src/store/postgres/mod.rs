@@ -149,10 +149,10 @@ impl fmt::Debug for PostgresConfig {
 ///   gets [`StoreError::Conflict`] and writes nothing; no update is lost between processes.
 ///   Revisions and event ids come from sequences: they increase, but a commit that fails
 ///   after taking one leaves a gap, and commits side by side may land in either order (see
-///   the [`Store`] contract). One round trip: a change set committed alone is one statement
-///   in a transaction of its own (a function of the schema takes the locks and applies it);
-///   a batch sends `BEGIN`, the locks, its change sets and `COMMIT` together. A connection
-///   lost before the answer leaves the outcome unknown, and the error says so.
+///   the [`Store`] contract). One round trip: `BEGIN`, the change sets (each one call of a
+///   function of the schema that takes its locks, checks and applies it) and `COMMIT` go out
+///   together. A connection lost before the answer leaves the outcome unknown, and the
+///   error says so.
 /// * **Views, listings and the event log** take their snapshot inside a gate that every
 ///   commit holds from taking its revision to its end: they wait for the commits already in
 ///   flight (one `COMMIT` at most) and then hold every revision up to theirs. Record reads

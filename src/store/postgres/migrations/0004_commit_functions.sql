@@ -1,10 +1,10 @@
 -- Migration 4: a commit is one statement. Runs with search_path set to the store's schema.
 --
 -- Until now a commit was BEGIN, the key locks, the gate, the change set's statement and
--- COMMIT: five statements and two round trips. The function below runs those steps inside
--- one statement, so that a change set committed alone is one round trip and one statement
--- in its own transaction (autocommit); a batch takes the locks of all its change sets
--- first, then calls it once per change set. See the rustdoc of `store/postgres/commit.rs`.
+-- COMMIT, in two round trips. The function below runs the middle three as one statement, so
+-- that a change set committed alone is BEGIN, one call and COMMIT, sent together; a batch
+-- takes the locks of all its change sets first, then calls it once per change set. See the
+-- rustdoc of `store/postgres/commit.rs`.
 --
 -- The function is VOLATILE (the default), so each statement in it takes a fresh READ
 -- COMMITTED snapshot: the checks, run once the key locks are held, see every commit of
