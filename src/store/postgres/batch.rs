@@ -409,6 +409,12 @@ impl Committer {
         };
         // A lost connection first: it leaves everything unknown, whatever else failed.
         let committed = match committed {
+            // The server ended the session instead of running `BEGIN`, a lock or a change
+            // set: `COMMIT`, sent after them, never ran, so nothing was committed, and
+            // another connection may send it all again.
+            Err(e) if ended_before_commit(&opened, &applied) => {
+                return Err(Attempt::Stale(backend("commit: the session ended", e)));
+            }
             Err(e) if connection_lost(&e) => return Err(failed("COMMIT")(e)),
             committed => committed,
         };
@@ -438,6 +444,18 @@ impl Committer {
             .increment(committed as u64);
         Ok(results)
     }
+}
+
+/// Whether the server ended the session instead of running one of the requests sent before
+/// `COMMIT`.
+fn ended_before_commit(
+    opened: &Result<(), (&'static str, tokio_postgres::Error)>,
+    applied: &[Result<tokio_postgres::Row, tokio_postgres::Error>],
+) -> bool {
+    matches!(opened, Err((_, e)) if failure::session_ended_instead(e))
+        || applied
+            .iter()
+            .any(|row| row.as_ref().is_err_and(failure::session_ended_instead))
 }
 
 /// How a batch ended when it did not commit.

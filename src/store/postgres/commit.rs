@@ -26,7 +26,7 @@ use futures_util::future::{MaybeDone, join, join3, maybe_done};
 use serde_json::value::RawValue;
 use tokio_postgres::types::{Json as PgJson, ToSql};
 
-use super::failure::{backend, connection_lost, plain};
+use super::failure::{backend, connection_lost, plain, session_ended_instead};
 use super::known::KnownRecords;
 use super::notify::Carry;
 use super::sql::{GATE_CLASS, Statements};
@@ -430,6 +430,22 @@ pub(super) async fn run(
         )
     };
     match committed {
+        // The server ended the session instead of running `BEGIN` or the call: `COMMIT`,
+        // sent after them, never ran, so nothing was committed, and another connection may
+        // send it all again (a pooled connection whose end we had not seen yet, or a
+        // session ended while the call waited for a lock).
+        Err(_) if begun.as_ref().is_err_and(session_ended_instead) => {
+            return Err(Failure::StaleConnection(match begun {
+                Err(e) => backend("commit: BEGIN", e),
+                Ok(()) => plain("PostgreSQL: commit: the session ended".into()),
+            }));
+        }
+        Err(_) if applied.as_ref().is_err_and(session_ended_instead) => {
+            return Err(Failure::StaleConnection(match applied {
+                Err(e) => backend("commit: writing the change set", e),
+                Ok(_) => plain("PostgreSQL: commit: the session ended".into()),
+            }));
+        }
         Err(e) if connection_lost(&e) => return Err(unknown(e)),
         // A failed `COMMIT` rolled the transaction back.
         Err(e) => return Err(Failure::Final(backend("commit: COMMIT", e))),

@@ -132,6 +132,17 @@ pub(super) fn connection_lost(error: &tokio_postgres::Error) -> bool {
         .is_some_and(|source| source.downcast_ref::<std::io::Error>().is_some())
 }
 
+/// True when the server answered a request by ending the session (`pg_terminate_backend`,
+/// a shutdown, a server still starting up): the request did not run. Requests sent after it
+/// on the same connection did not run either.
+pub(super) fn session_ended_instead(error: &tokio_postgres::Error) -> bool {
+    error.code().is_some_and(|code| {
+        *code == SqlState::ADMIN_SHUTDOWN
+            || *code == SqlState::CRASH_SHUTDOWN
+            || *code == SqlState::CANNOT_CONNECT_NOW
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -383,6 +383,54 @@ async fn pool_recovers_after_its_connections_are_terminated() {
     assert_eq!(read.value, json!({ "round": 17 }));
 }
 
+/// A commit whose session the server ends while the commit waits for a key lock: the
+/// answer to the commit's call is the session's end, so the `COMMIT` sent after it never
+/// ran; the commit goes again on a fresh connection instead of failing with an unknown
+/// outcome, and lands once the lock is free.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_commit_whose_session_ends_before_it_commits_is_sent_again() {
+    let Some(url) = database_url() else { return };
+    let schema = TestSchema::new(&url);
+    let store = schema.connect(2).await;
+    let (holder, watcher) = (admin(&url).await, admin(&url).await);
+    let key = Key::new(Collection::Applications, "billing");
+    // The lock the store takes on the key (`commit_change_set`), held here meanwhile.
+    let lock = "hashtextextended($1 || chr(31) || 'applications' || chr(31) || 'billing', 0)";
+    holder
+        .execute(&format!("SELECT pg_advisory_lock({lock})"), &[&schema.name])
+        .await
+        .unwrap();
+    let commit = tokio::spawn({
+        let (store, key) = (store.clone(), key.clone());
+        async move {
+            let mut changes = ChangeSet::new();
+            changes.put(key, json!("kept"));
+            store.commit(changes).await
+        }
+    });
+    let waiting = blocked_session(&watcher, &schema.name).await;
+    let ended: bool = watcher
+        .query_one("SELECT pg_terminate_backend($1, 10000)", &[&waiting])
+        .await
+        .unwrap()
+        .get(0);
+    assert!(ended);
+    holder
+        .execute(
+            &format!("SELECT pg_advisory_unlock({lock})"),
+            &[&schema.name],
+        )
+        .await
+        .unwrap();
+    let revision = commit
+        .await
+        .unwrap()
+        .expect("sent again on a fresh connection");
+    let read = store.get(&key).await.unwrap().expect("committed");
+    assert_eq!(read.value, json!("kept"));
+    assert_eq!(read.revision, revision);
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn listing_is_in_byte_order_and_prefixes_are_literal() {
     let Some(url) = database_url() else { return };
