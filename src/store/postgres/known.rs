@@ -10,8 +10,9 @@
 //! statement answers the records the change set expected as they are now, which replace
 //! what this instance knew (`commit::outcome`), and the caller decides again on them. A
 //! commit whose outcome is unknown makes the instance forget its records
-//! ([`KnownRecords::forget`]); a notification of another instance's commit makes it forget
-//! everything (`notify.rs`). A refusal decided on a view that may lag
+//! ([`KnownRecords::forget`]). Another instance's commits are learnt that way, by the
+//! conflicts they cause, not from their notifications (`notify.rs` says why). A refusal
+//! decided on a view that may lag
 //! is confirmed on the database's settled state before it is answered
 //! ([`ReadView::may_lag`](crate::store::ReadView::may_lag)).
 //!
@@ -139,13 +140,6 @@ impl KnownRecords {
     pub(super) fn forget_key(&self, key: &Key) {
         if let Ok(mut records) = self.records.lock() {
             records.remove(key);
-        }
-    }
-
-    /// Forget everything: another instance committed (see `notify.rs`).
-    pub(super) fn clear(&self) {
-        if let Ok(mut records) = self.records.lock() {
-            records.clear();
         }
     }
 

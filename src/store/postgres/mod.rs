@@ -162,8 +162,8 @@ impl fmt::Debug for PostgresConfig {
 ///   and read the others in one statement, so a writer decides without a round trip. They
 ///   may lag behind other instances ([`ReadView::may_lag`]): a decision on one is safe only
 ///   under record preconditions for every record it read. A commit that conflicts answers
-///   the records it expected as they are now, and the instance decides again on those; a
-///   notification of another instance's commit makes it forget what it knows.
+///   the records it expected as they are now, and the instance decides again on those:
+///   that is how it learns what other instances wrote.
 /// * **Group commit**: the change sets that queue up while two transactions of this store
 ///   are in flight go together as the next transaction: one WAL flush for all of them, one
 ///   statement each, pipelined. Each is still decided alone, against everything committed
@@ -286,7 +286,6 @@ impl PostgresStore {
             listen_tls,
             pool.clone(),
             statements.revision.clone(),
-            Arc::downgrade(&known),
         ));
         let commits = batch::Batcher::start(batch::Committer {
             pool: pool.clone(),
@@ -629,9 +628,6 @@ impl Store for PostgresStore {
     }
 
     async fn decision_view(&self) -> Result<Box<dyn ReadView>, StoreError> {
-        // The listener forgets what this instance knows whenever another one commits, so
-        // that its decisions rarely rest on stale records (see `notify.rs`).
-        self.notifier.listen();
         Ok(Box::new(known::KnownView::new(self.clone())))
     }
 

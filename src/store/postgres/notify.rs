@@ -9,15 +9,20 @@
 //!   reconnecting) delays a change until the readers' catch-up poll, never loses it:
 //!   readers re-read the store's revision and the documents, the notification only wakes
 //!   them.
-//! * **Listening.** The first call of `changes` or of `decision_view` opens one connection
+//! * **Listening.** The first call of `changes` opens one connection
 //!   of its own (not from the pool), runs `LISTEN` and turns each notification into the
-//!   latest revision of the receivers' watch. A notification names the instance that sent
-//!   it (`revision instance`): one from another instance makes this one forget the records
-//!   it knows (`known.rs`), so that its next decisions read what the other wrote instead of
-//!   conflicting with it. It reconnects after a failure (after 1 s, then up to 30 s apart)
-//!   and then reads the store's revision and forgets what it knows, since notifications
-//!   sent meanwhile are lost. It stops once the store and every receiver are gone. An idle
-//!   listener sends no query.
+//!   latest revision of the receivers' watch. A notification also names the instance that
+//!   sent it (`revision instance`), for whoever reads them. It reconnects after a failure
+//!   (after 1 s, then up to 30 s apart) and then reads the store's revision, since
+//!   notifications sent meanwhile are lost. It stops once the store and every receiver are
+//!   gone. An idle listener sends no query.
+//!
+//! What an instance knows for its decisions (`known.rs`) does not hang on notifications:
+//! a record another instance changed makes the next commit that expects it conflict, and
+//! the conflict teaches the record as it is now. Forgetting everything at each of another
+//! instance's notifications instead had every instance read every record again after every
+//! commit of the others, changed or not: two instances writing different features on one
+//! schema answered about half of what they did without it (BENCHMARKS.md, "PostgreSQL").
 //!
 //! The channel is named after the schema (`toggle_admin_` and 16 hex digits of its SHA-256),
 //! so stores in other schemas of the database do not wake each other.
@@ -33,7 +38,6 @@ use tokio::sync::watch;
 use tokio_postgres::AsyncMessage;
 use tokio_postgres_rustls::MakeRustlsConnect;
 
-use super::known::KnownRecords;
 use crate::store::Revision;
 
 /// The notification side of a [`PostgresStore`](super::PostgresStore).
@@ -46,11 +50,6 @@ pub(super) struct Notifier {
     sending: Arc<Sending>,
     /// The latest revision learnt of; `None` until the listener starts.
     learnt: Mutex<Option<Arc<watch::Sender<Revision>>>>,
-    /// This store's name in its notifications, so that the listener tells the other
-    /// instances' commits from its own.
-    instance: String,
-    /// What this instance knows, forgotten whenever another instance committed.
-    known: Weak<KnownRecords>,
 }
 
 /// The sending side of a store's notifications: its commits may carry one themselves
@@ -107,17 +106,17 @@ impl Notifier {
         tls: MakeRustlsConnect,
         pool: Pool,
         revision_sql: String,
-        known: Weak<KnownRecords>,
     ) -> Self {
         let digest = Sha256::digest(schema.as_bytes());
         let hex: String = digest.iter().take(8).map(|b| format!("{b:02x}")).collect();
         let channel = format!("toggle_admin_{hex}");
+        // Named in the notifications, for whoever reads them.
         let instance = uuid::Uuid::new_v4().simple().to_string();
         Self {
             sending: Arc::new(Sending {
                 pool,
                 channel: channel.clone(),
-                instance: instance.clone(),
+                instance,
                 state: Mutex::new(Announced::default()),
                 wake: Arc::new(tokio::sync::Notify::new()),
             }),
@@ -126,8 +125,6 @@ impl Notifier {
             tls,
             revision_sql,
             learnt: Mutex::new(None),
-            instance,
-            known,
         }
     }
 
@@ -175,18 +172,6 @@ impl Notifier {
         self.sending.wake.notify_one();
     }
 
-    /// Start the listener if it is not running yet.
-    pub(super) fn listen(&self) {
-        let started = self
-            .learnt
-            .lock()
-            .map(|learnt| learnt.is_some())
-            .unwrap_or(true);
-        if !started {
-            drop(self.changes());
-        }
-    }
-
     /// A receiver of the latest revision learnt from the other instances (and this one),
     /// starting the listener on the first call.
     pub(super) fn changes(&self) -> Option<watch::Receiver<Revision>> {
@@ -202,8 +187,6 @@ impl Notifier {
             tls: self.tls.clone(),
             channel: self.channel.clone(),
             revision_sql: self.revision_sql.clone(),
-            instance: self.instance.clone(),
-            known: self.known.clone(),
         };
         runtime.spawn(listen(listener, Arc::downgrade(&sender)));
         *learnt = Some(sender);
@@ -280,19 +263,6 @@ struct Listener {
     tls: MakeRustlsConnect,
     channel: String,
     revision_sql: String,
-    /// The store's own name in its notifications.
-    instance: String,
-    known: Weak<KnownRecords>,
-}
-
-impl Listener {
-    /// Another instance committed, or may have (notifications were lost): what this instance
-    /// knows may be stale, so its next decisions read afresh rather than conflict.
-    fn forget_known(&self) {
-        if let Some(known) = self.known.upgrade() {
-            known.clear();
-        }
-    }
 }
 
 async fn listen(listener: Listener, learnt: Weak<watch::Sender<Revision>>) {
@@ -367,7 +337,6 @@ async fn listen_once(
             return Err(format!("LISTEN: {error}"));
         }
     };
-    listener.forget_known();
     if !learn(learnt, Revision(u64::try_from(revision).unwrap_or(0))) {
         driver.abort();
         return Ok(());
@@ -379,11 +348,11 @@ async fn listen_once(
                 Some(Ok(payload)) => {
                     // `revision instance`; an instance of an earlier version sends the
                     // revision alone.
-                    let mut parts = payload.split_whitespace();
-                    let revision = parts.next().and_then(|r| r.parse::<u64>().ok()).unwrap_or(0);
-                    if parts.next() != Some(listener.instance.as_str()) {
-                        listener.forget_known();
-                    }
+                    let revision = payload
+                        .split_whitespace()
+                        .next()
+                        .and_then(|r| r.parse::<u64>().ok())
+                        .unwrap_or(0);
                     if !learn(learnt, Revision(revision)) {
                         break Ok(());
                     }
