@@ -1,14 +1,16 @@
-//! Commit notifications between the instances sharing one schema: `NOTIFY` after each
-//! commit, `LISTEN` on a dedicated connection ([`Store::changes`](crate::Store::changes)).
+//! Commit notifications between the instances sharing one schema: `NOTIFY` with or after
+//! commits, `LISTEN` on a dedicated connection ([`Store::changes`](crate::Store::changes)).
 //!
-//! * **Sending.** A commit records its revision in a watch; one task per store (started at
-//!   the first commit) sends `pg_notify(channel, revision)` on a pooled connection for the
-//!   latest revision whenever it changed, at most one every 2 ms (`NOTIFY_SPACING`): a
-//!   commit after a quiet spell is announced at once, the commits of a busy spell together
-//!   in one notification of the latest; a commit's caller never waits for it. A notification lost (the task's connection failing, the listener
-//!   reconnecting) delays a change until the readers' catch-up poll, never loses it:
-//!   readers re-read the store's revision and the documents, the notification only wakes
-//!   them.
+//! * **Sending.** At most one notification every 2 ms (`NOTIFY_SPACING`), naming the latest
+//!   revision committed: a commit made when none went out for that long carries it in its
+//!   own transaction ([`Notifier::carry`]: no transaction of its own, out the moment the
+//!   commit is visible). The commits in between are announced by the next commit that
+//!   carries one, or, when no commit comes, by a task of the store (started at the first
+//!   commit) on a pooled connection, at most `TRAILING` after the last notification. A
+//!   commit's caller never waits for it. A notification lost (the task's connection
+//!   failing, the listener reconnecting) delays a change until the readers' catch-up poll,
+//!   never loses it: readers re-read the store's revision and the documents, the
+//!   notification only wakes them.
 //! * **Listening.** The first call of `changes` opens one connection
 //!   of its own (not from the pool), runs `LISTEN` and turns each notification into the
 //!   latest revision of the receivers' watch. A notification also names the instance that
@@ -147,7 +149,8 @@ impl Notifier {
     }
 
     /// `revision` was committed, carrying its notification (`carried`) or not: one not
-    /// carried goes out from the sending task, at most [`NOTIFY_SPACING`] after the last.
+    /// carried goes out with the next commit that carries one, or from the sending task,
+    /// at most [`TRAILING`] after the last notification.
     pub(super) fn committed(&self, revision: Revision, carried: bool) {
         let Ok(mut state) = self.sending.state.lock() else {
             return;
@@ -195,14 +198,19 @@ impl Notifier {
 }
 
 /// The least time between two notifications of one store. A commit after a quiet spell is
-/// announced at once; the commits of a busy spell are announced together, at most this
-/// long after the last announcement. Each notification is a transaction of its own, with
-/// a WAL flush: one per commit would cost a PATCH on one connection a second transaction
-/// (BENCHMARKS.md, "PostgreSQL").
+/// announced at once; the commits of a busy spell are announced together. Each
+/// notification wakes every listening instance: one per commit would cost them a wake-up
+/// per commit.
 const NOTIFY_SPACING: Duration = Duration::from_millis(2);
 
-/// Send a notification of the latest committed revision whenever one went unannounced, at
-/// most one every [`NOTIFY_SPACING`]; stops when the store is dropped or its pool closed.
+/// How long after the last notification the task announces commits left unannounced. Longer
+/// than [`NOTIFY_SPACING`], so that under a steady flow of commits the next one carries the
+/// notification (in its own transaction) before the task would send one in a transaction
+/// of its own; the last commits of a burst wait at most this long.
+const TRAILING: Duration = Duration::from_millis(4);
+
+/// Send a notification of the latest committed revision whenever one went unannounced for
+/// [`TRAILING`]; stops when the store is dropped or its pool closed.
 async fn send_notifications(sending: Weak<Sending>, wake: Arc<tokio::sync::Notify>) {
     loop {
         wake.notified().await;
@@ -215,7 +223,7 @@ async fn send_notifications(sending: Weak<Sending>, wake: Arc<tokio::sync::Notif
                     return;
                 };
                 let wait = state.last.map_or(Duration::ZERO, |last| {
-                    NOTIFY_SPACING.saturating_sub(last.elapsed())
+                    TRAILING.saturating_sub(last.elapsed())
                 });
                 if state.committed <= state.announced {
                     break;
