@@ -14,8 +14,9 @@
 # So that nothing else counts, the script starts a cluster of its own (initdb into a
 # temporary directory, `pg_stat_statements` preloaded, the server's default durability:
 # fsync and synchronous_commit on), on a free port, and removes it afterwards. Then two of
-# our instances on one schema, 8 connections each on the same hot feature (their sum), and
-# a check that 16 × 20 concurrent variant additions through both instances all survive.
+# our instances on one schema, 8 connections each on the same hot feature (their sum), then
+# on a hot feature each, and a check that 16 × 20 concurrent variant additions through both
+# instances all survive.
 #
 #   scripts/pg-bench.sh                              # ours only
 #   UNLEASH_DIR=/work/unleash-server RUNS=3 SECONDS_EACH=10 scripts/pg-bench.sh
@@ -106,6 +107,7 @@ seed() { # base key: 16 features with two variants each in `development`
 
 cat > "$work/patch.lua" <<'LUA'
 local features = tonumber(os.getenv("BENCH_FEATURES") or "1")
+local first = tonumber(os.getenv("BENCH_FIRST") or "0")
 local n = 0
 wrk.method = "PATCH"
 wrk.headers["Authorization"] = os.getenv("BENCH_KEY")
@@ -113,14 +115,14 @@ wrk.headers["Content-Type"] = "application/json"
 wrk.body = '[{"op":"replace","path":"/0/stickiness","value":"userId"},{"op":"add","path":"/1/payload","value":{"type":"string","value":"x"}},{"op":"replace","path":"/1/stickiness","value":"default"}]'
 request = function()
     n = n + 1
-    local path = "/api/admin/projects/default/features/bench" .. (n % features) .. "/environments/development/variants"
+    local path = "/api/admin/projects/default/features/bench" .. (first + n % features) .. "/environments/development/variants"
     return wrk.format(nil, path)
 end
 LUA
 
-wrk_run() { # base key connections features → "requests req/s p50 p99 errors"
+wrk_run() { # base key connections features [first feature] → "requests req/s p50 p99 errors"
     local out
-    out=$(BENCH_KEY=$2 BENCH_FEATURES=$4 wrk -t"$(( $3 < 2 ? 1 : 2 ))" -c"$3" -d"${SECONDS_EACH}s" \
+    out=$(BENCH_KEY=$2 BENCH_FEATURES=$4 BENCH_FIRST=${5:-0} wrk -t"$(( $3 < 2 ? 1 : 2 ))" -c"$3" -d"${SECONDS_EACH}s" \
         --latency -s "$work/patch.lua" "$1" 2>&1)
     local requests rps p50 p99 errors
     requests=$(awk '/requests in/ {print $1}' <<<"$out")
@@ -209,22 +211,29 @@ done
 
 [ "$INSTANCES" = 0 ] && exit 0
 
-# Two instances on one schema, 8 connections each, the same hot feature.
+# Two instances on one schema, 8 connections each: the same hot feature, then one hot
+# feature each (bench0 on the first, bench1 on the second).
 start_ours bench
 second=$BASE
+for other in 0 1; do
 echo
-echo "Two instances on one schema, 8 connections each on feature bench0 (wrk at both at once):"
+if [ "$other" = 0 ]; then
+    echo "Two instances on one schema, 8 connections each on feature bench0 (wrk at both at once):"
+else
+    echo "Two instances on one schema, 8 connections each, on bench0 and on bench1 (wrk at both at once):"
+fi
 for run in $(seq 1 "$RUNS"); do
     ticks0=$(cluster_ticks)
     wrk_run "$ours" "$KEY" 8 1 >"$work/a" &
     a=$!
-    wrk_run "$second" "$KEY" 8 1 >"$work/b"
+    wrk_run "$second" "$KEY" 8 1 "$other" >"$work/b"
     wait "$a"
     ticks1=$(cluster_ticks)
     read -r ra rpsa p50a p99a ea <"$work/a"
     read -r rb rpsb p50b p99b eb <"$work/b"
     python3 -c "import sys; a, b = float(sys.argv[1]), float(sys.argv[2]); print(f'  run $run: {a + b:,.0f} req/s together ({a:,.0f} + {b:,.0f}); p99 $p99a and $p99b; non-2xx $ea + $eb; DB CPU {int(sys.argv[3]) / int(sys.argv[4]) * 1000 / max(int(sys.argv[5]) - $ea - $eb, 1):.2f} s per 1,000')" \
         "$rpsa" "$rpsb" "$((ticks1 - ticks0))" "$(getconf CLK_TCK)" "$((ra + rb))"
+done
 done
 
 # 16 writers × 20 variant additions, 8 writers through each instance, on one feature: every
