@@ -53,8 +53,8 @@
 //! way as the next transaction: it takes the locks of all of them, runs one statement per
 //! change set (each checks its own preconditions against everything before it, including the
 //! change sets earlier in the same transaction, and writes only when they hold), all sent
-//! with its `BEGIN` and `COMMIT` in one round trip. A change set alone in its batch is one
-//! statement (`commit.rs`). A batch costs one flush, shared by all of its change
+//! with its `BEGIN` and `COMMIT` in one round trip. A change set alone in its batch is
+//! `BEGIN`, one call and `COMMIT` (`commit.rs`). A batch costs one flush, shared by all of its change
 //! sets; a change set whose preconditions fail writes nothing (and takes no revision) and
 //! the others still commit, as if each had run alone in that order. Nobody is answered
 //! before `COMMIT` has returned, so nothing acknowledged is lost.
@@ -239,7 +239,8 @@ impl Committer {
     }
 
     /// One change set in its own transaction, on a fresh connection if the pooled one turns
-    /// out dead before anything was sent.
+    /// out dead before anything was sent, or the server ended its session before its
+    /// `COMMIT` ran.
     async fn commit_alone(&self, changes: &ChangeSet) -> Result<Revision, StoreError> {
         let plan = Plan::new(changes);
         let carry = self.notifier.carry();

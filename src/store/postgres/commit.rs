@@ -11,8 +11,10 @@
 //!
 //! The price of one round trip: once the request is on its way, `COMMIT` is too, so a
 //! connection lost before the answer leaves the outcome unknown, and the caller gets an error
-//! that says so instead of a silent retry. Only a connection known to be closed before
-//! anything is sent is replaced and the commit sent on another one.
+//! that says so instead of a silent retry. The commit is sent again on another connection
+//! only when nothing of it can have committed: the connection was known to be closed before
+//! anything was sent, or the server answered `BEGIN` or a change set by ending the session
+//! (so the `COMMIT` after them never ran).
 
 use std::collections::{BTreeSet, HashMap};
 
@@ -386,7 +388,8 @@ impl From<StoreError> for Failure {
     }
 }
 
-/// Run `plan` alone, as one statement in a transaction of its own, on `client`.
+/// Run `plan` alone in a transaction of its own on `client`: `BEGIN`, its call and `COMMIT`,
+/// sent together.
 pub(super) async fn run(
     client: &mut Client,
     statements: &Statements,

@@ -383,6 +383,47 @@ async fn pool_recovers_after_its_connections_are_terminated() {
     assert_eq!(read.value, json!({ "round": 17 }));
 }
 
+/// Another instance hears of every commit, the last of a burst too: the first carries its
+/// notification, the ones within the next 2 ms are announced together by the next commit
+/// that carries one or by the store's task. A store's watch moves only on notifications, so
+/// without them it would stay where it was.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn the_last_commit_of_a_burst_reaches_another_instance() {
+    let Some(url) = database_url() else { return };
+    let schema = TestSchema::new(&url);
+    let writer = schema.connect(4).await;
+    let reader = schema.connect(2).await;
+    let mut first = ChangeSet::new();
+    first.put(Key::new(Collection::Applications, "first"), json!(0));
+    let first = writer.commit(first).await.unwrap();
+    let mut heard = reader.changes().expect("a PostgresStore announces commits");
+    // The listener is connected once it has read the store's revision.
+    tokio::time::timeout(Duration::from_secs(10), heard.wait_for(|r| *r >= first))
+        .await
+        .expect("the listener reads the store's revision")
+        .unwrap();
+    for burst in 0..5 {
+        // Two commits at once: one carries the notification of its own revision, the other
+        // none (less than 2 ms after it), so a later revision is left to be announced.
+        let commit = |i: u32| {
+            let mut changes = ChangeSet::new();
+            changes.put(
+                Key::new(Collection::Applications, format!("a{i}")),
+                json!({ "burst": burst }),
+            );
+            writer.commit(changes)
+        };
+        let (one, other) = tokio::join!(commit(0), commit(1));
+        let last = one.unwrap().max(other.unwrap());
+        tokio::time::timeout(Duration::from_secs(2), heard.wait_for(|r| *r >= last))
+            .await
+            .unwrap_or_else(|_| panic!("burst {burst}: revision {last:?} was never announced"))
+            .unwrap();
+        // A quiet spell, so that the next burst's first commit carries its notification.
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+}
+
 /// A commit whose session the server ends while the commit waits for a key lock: the
 /// answer to the commit's call is the session's end, so the `COMMIT` sent after it never
 /// ran; the commit goes again on a fresh connection instead of failing with an unknown
