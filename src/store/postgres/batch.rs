@@ -346,12 +346,12 @@ impl Committer {
         plans: &[Plan<'_>],
         carry: Option<&Carry<'_>>,
     ) -> Result<Vec<Result<Revision, StoreError>>, Attempt> {
-        if client.is_closed() {
-            // Nothing is sent on a connection known to be closed: another one may take it.
-            return Err(Attempt::Stale(plain(
-                "PostgreSQL: commit: begin: the connection is closed".into(),
-            )));
-        }
+        let statement = commit::prepare(client, &self.statements)
+            .await
+            .map_err(|failure| match failure {
+                Failure::StaleConnection(e) => Attempt::Stale(e),
+                Failure::LostConnection(e) | Failure::Final(e) => Attempt::Failed(e),
+            })?;
         // Once the transaction is sent, its COMMIT is too: a connection lost before the answer
         // leaves the outcome unknown. A statement the database refuses aborts the whole
         // transaction (the COMMIT rolls it back): the batch then runs again one change set at
@@ -374,17 +374,6 @@ impl Committer {
                 }
             }
         };
-        let statement = client
-            .prepare_cached(&self.statements.commit)
-            .await
-            .map_err(|e| {
-                // Preparing sends nothing that could commit.
-                if connection_lost(&e) {
-                    Attempt::Stale(backend("commit: preparing", e))
-                } else {
-                    Attempt::Failed(backend("commit: preparing", e))
-                }
-            })?;
         // The batch takes every change set's key locks and the gate first; each change set's
         // call then takes none, and the gate again in the batch's mode (which costs nothing).
         let locks = Locks::of(plans);

@@ -388,6 +388,30 @@ impl From<StoreError> for Failure {
     }
 }
 
+/// The commit statement, prepared on `client`. Nothing that could commit is sent on the way,
+/// so a connection found closed (before anything is sent) or lost (while preparing) is
+/// [`Failure::StaleConnection`]: another connection may take the commit.
+pub(super) async fn prepare(
+    client: &Client,
+    statements: &Statements,
+) -> Result<tokio_postgres::Statement, Failure> {
+    if client.is_closed() {
+        return Err(Failure::StaleConnection(plain(
+            "PostgreSQL: commit: the connection is closed".into(),
+        )));
+    }
+    client
+        .prepare_cached(&statements.commit)
+        .await
+        .map_err(|e| {
+            if connection_lost(&e) {
+                Failure::StaleConnection(backend("commit: preparing", e))
+            } else {
+                Failure::Final(backend("commit: preparing", e))
+            }
+        })
+}
+
 /// Run `plan` alone in a transaction of its own on `client`: `BEGIN`, its call and `COMMIT`,
 /// sent together.
 pub(super) async fn run(
@@ -397,23 +421,7 @@ pub(super) async fn run(
     known: &KnownRecords,
     carry: Option<&Carry<'_>>,
 ) -> Result<Revision, Failure> {
-    if client.is_closed() {
-        // Nothing is sent on a connection known to be closed: another one may take it.
-        return Err(Failure::StaleConnection(plain(
-            "PostgreSQL: commit: the connection is closed".into(),
-        )));
-    }
-    let commit = client
-        .prepare_cached(&statements.commit)
-        .await
-        .map_err(|e| {
-            // Preparing sends nothing that could commit.
-            if connection_lost(&e) {
-                Failure::StaleConnection(backend("commit: preparing", e))
-            } else {
-                Failure::Final(backend("commit: preparing", e))
-            }
-        })?;
+    let commit = prepare(client, statements).await?;
     let exclusive_gate = plan.exclusive_gate();
     let notify = [carry.map(|c| c.channel), carry.map(|c| c.instance)];
     let params = plan.params(statements, true, &exclusive_gate, &notify);
