@@ -46,7 +46,7 @@ chmod 755 "$work"
 pids=()
 as_pg() { if [ "$(id -u)" = 0 ]; then runuser -u postgres -- "$@"; else "$@"; fi; }
 cleanup() {
-    for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
+    for p in "${pids[@]}"; do pkill -CONT -P "$p" 2>/dev/null; kill -CONT "$p" 2>/dev/null; kill "$p" 2>/dev/null || true; done
     wait 2>/dev/null || true
     [ -f "$work/pg/postmaster.pid" ] && as_pg "$pg_bin/pg_ctl" -D "$work/pg" -m fast -w stop >/dev/null 2>&1
     rm -rf "$work"
@@ -158,18 +158,19 @@ echo "|---|---|---|---|---|---|---|---|---|---|"
 start_ours bench
 ours=$BASE
 seed "$ours" "$KEY"
-targets=("toggle-admin (PostgresStore)|$ours|$KEY|toggle")
+targets=("toggle-admin (PostgresStore)|$ours|$KEY|toggle|${pids[-1]}")
 if [ -n "${BASELINE_BIN:-}" ]; then
     psql -d postgres -c "CREATE DATABASE toggle_baseline"
     start_ours bench toggle_baseline "$BASELINE_BIN"
     seed "$BASE" "$KEY"
-    targets+=("toggle-admin baseline build|$BASE|$KEY|toggle_baseline")
+    targets+=("toggle-admin baseline build|$BASE|$KEY|toggle_baseline|${pids[-1]}")
 fi
 if [ -n "${UNLEASH_DIR:-}" ]; then
     unleash_port=$(free_port)
     PGHOST=127.0.0.1 PGPORT=$pg_port PGUSER=postgres UNLEASH_DIR=$UNLEASH_DIR UNLEASH_DB=unleash_bench \
         UNLEASH_PORT=$unleash_port scripts/unleash-baseline.sh >"$work/unleash.log" 2>&1 &
     pids+=($!)
+    unleash_pid=$!
     unleash="http://127.0.0.1:$unleash_port"
     for _ in $(seq 1 300); do
         curl -sf -o /dev/null -H "Authorization: $UNLEASH_KEY" "$unleash/api/admin/projects/default" && break
@@ -178,21 +179,33 @@ if [ -n "${UNLEASH_DIR:-}" ]; then
     curl -sf -o /dev/null -H "Authorization: $UNLEASH_KEY" "$unleash/api/admin/projects/default" \
         || { echo "Unleash did not start:" >&2; tail -n 30 "$work/unleash.log" >&2; exit 1; }
     seed "$unleash" "$UNLEASH_KEY"
-    targets+=("Unleash 6.10.1|$unleash|$UNLEASH_KEY|unleash_bench")
+    targets+=("Unleash 6.10.1|$unleash|$UNLEASH_KEY|unleash_bench|$unleash_pid")
 fi
 # One request by hand first on each: a benchmark of error answers measures nothing.
 for target in "${targets[@]}"; do
-    IFS='|' read -r label base key _ <<<"$target"
+    IFS='|' read -r label base key _ _ <<<"$target"
     status=$(curl -s -o "$work/answer" -w '%{http_code}' -X PATCH -H "Authorization: $key" \
         -H 'Content-Type: application/json' --data "$(awk -F"'" '/wrk.body/ {print $2}' "$work/patch.lua")" \
         "$base/api/admin/projects/default/features/bench0/environments/development/variants")
     [ "$status" = 200 ] || { echo "$label: the PATCH answers $status: $(cat "$work/answer")" >&2; exit 1; }
 done
+# While one server is measured the others are stopped (SIGSTOP, then SIGCONT): an idle
+# Unleash still runs its scheduled jobs, which cost the server measured beside it 5–10 %.
+tree() { local child; echo "$1"; for child in $(pgrep -P "$1"); do tree "$child"; done; }
+signal_others() { # signal label: every target's processes but the one labelled
+    local target other pid
+    for target in "${targets[@]}"; do
+        IFS='|' read -r other _ _ _ pid <<<"$target"
+        [ "$other" = "$2" ] || kill -s "$1" $(tree "$pid") 2>/dev/null || true
+    done
+}
 for run in $(seq 1 "$RUNS"); do
     for spec in $SCENARIOS; do
         for target in "${targets[@]}"; do
-            IFS='|' read -r label base key db <<<"$target"
+            IFS='|' read -r label base key db _ <<<"$target"
+            signal_others STOP "$label"
             measure "$label" "$base" "$key" "$db" "${spec%:*}" "${spec#*:}" "$run"
+            signal_others CONT "$label"
         done
     done
 done
@@ -200,7 +213,7 @@ done
 # Where a PATCH's statements go: every statement of each database over all the runs above,
 # per answered request.
 for target in "${targets[@]}"; do
-    IFS='|' read -r label _ _ db <<<"$target"
+    IFS='|' read -r label _ _ db _ <<<"$target"
     echo
     echo "$label: statements over the runs above, most called first (calls, share of all calls, mean ms):"
     psql -d postgres -tA -F ' | ' -c "SELECT s.calls, round(100.0 * s.calls / sum(s.calls) OVER (), 1) || ' %',
@@ -212,7 +225,9 @@ done
 [ "$INSTANCES" = 0 ] && exit 0
 
 # Two instances on one schema, 8 connections each: the same hot feature, then one hot
-# feature each (bench0 on the first, bench1 on the second).
+# feature each (bench0 on the first, bench1 on the second). Unleash and the baseline build
+# stay stopped from here on.
+signal_others STOP "toggle-admin (PostgresStore)"
 start_ours bench
 second=$BASE
 for other in 0 1; do

@@ -242,7 +242,7 @@ impl Committer {
     /// out dead before anything was sent, or the server ended its session before its
     /// `COMMIT` ran.
     async fn commit_alone(&self, changes: &ChangeSet) -> Result<Revision, StoreError> {
-        let plan = Plan::new(changes);
+        let plan = Plan::new(&self.statements.schema, changes);
         let carry = self.notifier.carry();
         let mut attempt = 1;
         loop {
@@ -298,7 +298,10 @@ impl Committer {
         &self,
         batch: &[Job],
     ) -> Result<Vec<Result<Revision, StoreError>>, Together> {
-        let plans: Vec<Plan<'_>> = batch.iter().map(|job| Plan::new(&job.changes)).collect();
+        let plans: Vec<Plan<'_>> = batch
+            .iter()
+            .map(|job| Plan::new(&self.statements.schema, &job.changes))
+            .collect();
         let carry = self.notifier.carry();
         let mut attempt = 1;
         loop {

@@ -2,7 +2,7 @@
 //! preconditions and apply every write and event, commit.
 //!
 //! A change set committed alone is `BEGIN`, one call of the function `commit_change_set` of
-//! schema migration 4 (which takes the key locks and the gate, checks the preconditions and
+//! schema migration 5 (which takes the key locks and the gate, checks the preconditions and
 //! applies the writes and events) and `COMMIT`, all sent at once: one round trip whatever the
 //! size of the change set (the writes and events travel as arrays). A batch is `BEGIN`, the
 //! locks and the gate of all its change sets, one call per change set and `COMMIT`, sent at
@@ -30,6 +30,7 @@ use tokio_postgres::types::{Json as PgJson, ToSql};
 
 use super::failure::{backend, connection_lost, plain, session_ended_instead};
 use super::known::KnownRecords;
+use super::lock_ids::{self, KeyLock};
 use super::notify::Carry;
 use super::sql::{GATE_CLASS, Statements};
 use crate::store::{
@@ -39,9 +40,11 @@ use crate::store::{
 /// A change set laid out as the array parameters of the check and apply statements.
 pub(super) struct Plan<'a> {
     preconditions: &'a [Precondition],
-    lock_collections: Vec<&'static str>,
-    lock_ids: Vec<&'a str>,
-    lock_written: Vec<bool>,
+    /// The lock of every key it expects or writes, as met.
+    locks: Vec<KeyLock>,
+    /// Its locks in the order they are taken, each once ([`lock_ids::ordered`]).
+    lock_keys: Vec<i64>,
+    lock_exclusive: Vec<bool>,
     check_collections: Vec<&'static str>,
     check_ids: Vec<Option<&'a str>>,
     check_revisions: Vec<i64>,
@@ -68,12 +71,13 @@ fn to_bigint(revision: Revision) -> i64 {
 }
 
 impl<'a> Plan<'a> {
-    pub(super) fn new(changes: &'a ChangeSet) -> Self {
+    /// The plan of `changes` for the store in `schema`.
+    pub(super) fn new(schema: &str, changes: &'a ChangeSet) -> Self {
         let mut plan = Plan {
             preconditions: &changes.preconditions,
-            lock_collections: Vec::new(),
-            lock_ids: Vec::new(),
-            lock_written: Vec::new(),
+            locks: Vec::new(),
+            lock_keys: Vec::new(),
+            lock_exclusive: Vec::new(),
             check_collections: Vec::with_capacity(changes.preconditions.len()),
             check_ids: Vec::with_capacity(changes.preconditions.len()),
             check_revisions: Vec::with_capacity(changes.preconditions.len()),
@@ -103,9 +107,8 @@ impl<'a> Plan<'a> {
                 } => (*collection, None, revision),
             };
             if let Some(id) = id {
-                plan.lock_collections.push(collection.as_str());
-                plan.lock_ids.push(id);
-                plan.lock_written.push(false);
+                plan.locks
+                    .push((lock_ids::lock_id(schema, collection.as_str(), id), false));
             }
             plan.check_collections.push(collection.as_str());
             plan.check_ids.push(id);
@@ -121,14 +124,17 @@ impl<'a> Plan<'a> {
         for (index, write) in changes.writes.iter().enumerate() {
             let key = write.key();
             last_write.insert((key.collection.as_str(), key.id.as_str()), index);
-            plan.lock_collections.push(key.collection.as_str());
-            plan.lock_ids.push(&key.id);
-            plan.lock_written.push(true);
+            plan.locks.push((
+                lock_ids::lock_id(schema, key.collection.as_str(), &key.id),
+                true,
+            ));
             if matches!(write, Write::Put { .. }) {
                 touched.insert(key.collection.as_str());
             }
         }
         plan.touched = touched.into_iter().collect();
+        let mut locks = plan.locks.clone();
+        (plan.lock_keys, plan.lock_exclusive) = lock_ids::ordered(&mut locks);
         for (index, write) in changes.writes.iter().enumerate() {
             let key = write.key();
             if last_write.get(&(key.collection.as_str(), key.id.as_str())) != Some(&index) {
@@ -178,18 +184,14 @@ impl<'a> Plan<'a> {
         exclusive_gate: &'p bool,
         notify: &'p [Option<&'p str>; 2],
     ) -> Vec<&'p (dyn ToSql + Sync)> {
-        const NO_NAMES: &[&str] = &[];
+        const NO_KEYS: &[i64] = &[];
         const NO_FLAGS: &[bool] = &[];
         let mut params: Vec<&'p (dyn ToSql + Sync)> =
             vec![&statements.schema, &GATE_CLASS, exclusive_gate];
         if own_locks {
-            params.extend([
-                &self.lock_collections as &(dyn ToSql + Sync),
-                &self.lock_ids,
-                &self.lock_written,
-            ]);
+            params.extend([&self.lock_keys as &(dyn ToSql + Sync), &self.lock_exclusive]);
         } else {
-            params.extend([&NO_NAMES as &(dyn ToSql + Sync), &NO_NAMES, &NO_FLAGS]);
+            params.extend([&NO_KEYS as &(dyn ToSql + Sync), &NO_FLAGS]);
         }
         params.extend([
             &self.check_collections as &(dyn ToSql + Sync),
@@ -218,31 +220,25 @@ impl<'a> Plan<'a> {
 
 /// What a transaction over some plans locks before its statements run: the keys of every
 /// record they read or write, then the gate (see `batch.rs`, "Commits in parallel").
-pub(super) struct Locks<'a> {
-    collections: Vec<&'static str>,
-    ids: Vec<&'a str>,
-    /// Whether each key is written (an exclusive lock) or only expected (a shared one).
-    written: Vec<bool>,
+pub(super) struct Locks {
+    /// The keys' lock ids, in the order they are taken, each once.
+    ids: Vec<i64>,
+    /// Whether each is exclusive (a key written) or shared (keys only expected).
+    exclusive: Vec<bool>,
     /// Whether the gate is taken exclusive (a collection precondition) or shared.
     exclusive_gate: bool,
 }
 
-impl<'a> Locks<'a> {
+impl Locks {
     /// The locks of a transaction running `plans`.
-    pub(super) fn of(plans: &[Plan<'a>]) -> Self {
-        let mut locks = Locks {
-            collections: Vec::new(),
-            ids: Vec::new(),
-            written: Vec::new(),
-            exclusive_gate: false,
-        };
-        for plan in plans {
-            locks.collections.extend(&plan.lock_collections);
-            locks.ids.extend(&plan.lock_ids);
-            locks.written.extend(&plan.lock_written);
-            locks.exclusive_gate |= plan.exclusive_gate();
+    pub(super) fn of(plans: &[Plan<'_>]) -> Self {
+        let mut all: Vec<KeyLock> = plans.iter().flat_map(|plan| &plan.locks).copied().collect();
+        let (ids, exclusive) = lock_ids::ordered(&mut all);
+        Locks {
+            ids,
+            exclusive,
+            exclusive_gate: plans.iter().any(Plan::exclusive_gate),
         }
-        locks
     }
 
     /// Whether the gate is taken exclusive.
@@ -288,12 +284,7 @@ impl<'a> Locks<'a> {
         };
         let notify_params: [&(dyn ToSql + Sync); 2] =
             [&carry.map(|c| c.channel), &carry.map(|c| c.instance)];
-        let key_params: [&(dyn ToSql + Sync); 4] = [
-            &self.collections,
-            &self.ids,
-            &self.written,
-            &statements.schema,
-        ];
+        let key_params: [&(dyn ToSql + Sync); 2] = [&self.ids, &self.exclusive];
         let gate_params: [&(dyn ToSql + Sync); 1] = [&statements.schema];
         let begin = client.batch_execute("BEGIN");
         let keys = client.query_one(&lock_keys, &key_params);
@@ -555,7 +546,7 @@ mod tests {
             .put(b.clone(), json!(2))
             .put(a.clone(), json!(3))
             .delete(Key::new(Collection::Segments, "s"));
-        let plan = Plan::new(&changes);
+        let plan = Plan::new("s", &changes);
         assert_eq!(plan.put_ids, vec!["b", "a"]);
         let values: Vec<&str> = plan.put_values.iter().map(|v| v.0.get()).collect();
         assert_eq!(values, vec!["2", "3"]);
@@ -569,7 +560,7 @@ mod tests {
         changes
             .expect_revision(Key::new(Collection::Features, "a"), Revision(3))
             .expect_collection(Collection::Projects, Revision(2));
-        let plan = Plan::new(&changes);
+        let plan = Plan::new("s", &changes);
         assert_eq!(plan.check_ids, vec![Some("a"), None]);
         assert_eq!(
             conflict(plan.preconditions, 1).to_string(),

@@ -40,6 +40,11 @@ pub(super) const MIGRATIONS: &[Migration] = &[
         name: "commit functions",
         sql: include_str!("migrations/0004_commit_functions.sql"),
     },
+    Migration {
+        version: 5,
+        name: "computed lock ids",
+        sql: include_str!("migrations/0005_computed_lock_ids.sql"),
+    },
 ];
 
 /// The first key of the advisory lock migrations take; the second is the hash of the schema

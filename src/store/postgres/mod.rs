@@ -6,6 +6,7 @@ mod commit;
 mod config;
 mod failure;
 mod known;
+mod lock_ids;
 mod migrate;
 mod notify;
 mod reads;

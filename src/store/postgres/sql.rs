@@ -34,13 +34,14 @@ pub(super) struct Statements {
     pub event_pages: [String; 8],
     /// → the store's revision: the highest committed one.
     pub revision: String,
-    /// `$1` collections, `$2` ids, `$3` whether the transaction writes the key, `$4` the
-    /// schema → the key locks of a transaction: exclusive for a key it writes, shared for one
-    /// it only expects at a revision (so commits that all expect the project, say, do not
-    /// take turns on it). Taken in one order (by lock id) by every transaction, so two never
-    /// wait for each other the wrong way round. A key's lock id is a 64-bit hash of the
-    /// schema, collection and id computed by the server, so every instance, of any
-    /// version, agrees on it; two keys that share one only take turns.
+    /// `$1` lock ids, `$2` whether each is exclusive → the key locks of a transaction, taken
+    /// in the order given: exclusive for a key it writes, shared for one it only expects at
+    /// a revision (so commits that all expect the project, say, do not take turns on it).
+    /// Every transaction takes them in one order (by lock id), so two never wait for each
+    /// other the wrong way round. A key's lock id is the 64-bit hash of its schema,
+    /// collection and id that PostgreSQL's `hashtextextended` computes, so every instance,
+    /// of any version, agrees on it (see `lock_ids.rs`); two keys that share one only take
+    /// turns.
     pub lock_keys: String,
     /// `$1` the schema → the gate, shared, for the rest of the transaction: held by every
     /// commit from the moment it takes a revision until it has committed.
@@ -55,13 +56,13 @@ pub(super) struct Statements {
     /// `$1` the schema → let go of [`gate_wait`](Self::gate_wait)'s lock.
     pub gate_release: String,
     /// One change set committed in the caller's transaction, as one statement (the function
-    /// `commit_change_set` of migration 4): its key locks, the gate, then its preconditions
+    /// `commit_change_set` of migration 5): its key locks, the gate, then its preconditions
     /// checked and, only when they all hold, its writes and events applied as the next
     /// commit. `$1` the schema, `$2` [`GATE_CLASS`], `$3` whether the gate is taken
-    /// exclusive, `$4`–`$6` the keys to lock (as [`lock_keys`](Self::lock_keys); none when
-    /// a batch took them first), `$7`–`$9` the preconditions, `$10`–`$15` the writes,
-    /// `$16`–`$23` the events, `$24` the channel of a commit notification to carry (NULL for
-    /// none) and `$25` the instance it names: the parameters of
+    /// exclusive, `$4`–`$5` the keys to lock (as [`lock_keys`](Self::lock_keys); none when
+    /// a batch took them first), `$6`–`$8` the preconditions, `$9`–`$14` the writes,
+    /// `$15`–`$22` the events, `$23` the channel of a commit notification to carry (NULL for
+    /// none) and `$24` the instance it names: the parameters of
     /// [`Plan::params`](super::commit::Plan::params). It answers the position of the first
     /// precondition that fails, or the commit's revision; and when one fails, the records
     /// it expected as they are now (`[collection, id, value, revision]`, the missing ones
@@ -109,18 +110,12 @@ impl Statements {
             ),
             event_pages: std::array::from_fn(|filters| event_page(&s, filters)),
             revision: format!("SELECT coalesce(max(revision), 0) FROM {s}.commits"),
-            // The subquery hands its lock ids over in order, and the aggregate takes them
-            // one row at a time, in that order.
+            // The aggregate takes the locks one row of `unnest` at a time, in the arrays'
+            // order.
             lock_keys: "SELECT count(CASE WHEN k.exclusive \
                                 THEN pg_advisory_xact_lock(k.id)::text \
                                 ELSE pg_advisory_xact_lock_shared(k.id)::text END) \
-                 FROM ( \
-                     SELECT hashtextextended( \
-                                $4::text || chr(31) || u.collection || chr(31) || u.id, 0) AS id, \
-                            bool_or(u.exclusive) AS exclusive \
-                     FROM unnest($1::text[], $2::text[], $3::bool[]) AS u(collection, id, exclusive) \
-                     GROUP BY 1 ORDER BY 1 \
-                 ) AS k"
+                 FROM unnest($1::int8[], $2::bool[]) AS k(id, exclusive)"
                 .to_owned(),
             gate_shared: gate("pg_advisory_xact_lock_shared"),
             gate_exclusive: gate("pg_advisory_xact_lock"),
@@ -128,11 +123,11 @@ impl Statements {
             gate_release: gate("pg_advisory_unlock"),
             commit: format!(
                 "SELECT failing, revision, current FROM {s}.commit_change_set(\
-                     $1::text, $2::int4, $3::bool, $4::text[], $5::text[], $6::bool[], \
-                     $7::text[], $8::text[], $9::bigint[], $10::text[], $11::text[], $12::jsonb[], \
-                     $13::text[], $14::text[], $15::text[], $16::text[], $17::text[], \
-                     $18::timestamptz[], $19::text[], $20::text[], $21::text[], $22::jsonb[], \
-                     $23::jsonb[], $24::text, $25::text)"
+                     $1::text, $2::int4, $3::bool, $4::int8[], $5::bool[], \
+                     $6::text[], $7::text[], $8::bigint[], $9::text[], $10::text[], $11::jsonb[], \
+                     $12::text[], $13::text[], $14::text[], $15::text[], $16::text[], \
+                     $17::timestamptz[], $18::text[], $19::text[], $20::text[], $21::jsonb[], \
+                     $22::jsonb[], $23::text, $24::text)"
             ),
             notify_latest: format!(
                 "SELECT pg_notify($1::text, \
