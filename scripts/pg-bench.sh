@@ -13,10 +13,11 @@
 #
 # So that nothing else counts, the script starts a cluster of its own (initdb into a
 # temporary directory, `pg_stat_statements` preloaded, the server's default durability:
-# fsync and synchronous_commit on), on a free port, and removes it afterwards. Then two of
-# our instances on one schema, 8 connections each on the same hot feature (their sum), then
-# on a hot feature each, and a check that 16 × 20 concurrent variant additions through both
-# instances all survive.
+# fsync and synchronous_commit on), on a free port, and removes it afterwards. The servers
+# not being measured are stopped meanwhile. Then, per run, one instance with 16 connections
+# on a hot feature, two of our instances on one schema with 8 connections each on the same
+# hot feature (their sum), then on a hot feature each, and two instances of two schemas;
+# and a check that 16 × 20 concurrent variant additions through two instances all survive.
 #
 #   scripts/pg-bench.sh                              # ours only
 #   UNLEASH_DIR=/work/unleash-server RUNS=3 SECONDS_EACH=10 scripts/pg-bench.sh
@@ -45,8 +46,9 @@ work=$(mktemp -d)
 chmod 755 "$work"
 pids=()
 as_pg() { if [ "$(id -u)" = 0 ]; then runuser -u postgres -- "$@"; else "$@"; fi; }
+tree() { local child; echo "$1"; for child in $(pgrep -P "$1"); do tree "$child"; done; }
 cleanup() {
-    for p in "${pids[@]}"; do pkill -CONT -P "$p" 2>/dev/null; kill -CONT "$p" 2>/dev/null; kill "$p" 2>/dev/null || true; done
+    for p in "${pids[@]}"; do kill -CONT $(tree "$p") 2>/dev/null || true; kill "$p" 2>/dev/null || true; done
     wait 2>/dev/null || true
     [ -f "$work/pg/postmaster.pid" ] && as_pg "$pg_bin/pg_ctl" -D "$work/pg" -m fast -w stop >/dev/null 2>&1
     rm -rf "$work"
@@ -191,7 +193,6 @@ for target in "${targets[@]}"; do
 done
 # While one server is measured the others are stopped (SIGSTOP, then SIGCONT): an idle
 # Unleash still runs its scheduled jobs, which cost the server measured beside it 5–10 %.
-tree() { local child; echo "$1"; for child in $(pgrep -P "$1"); do tree "$child"; done; }
 signal_others() { # signal label: every target's processes but the one labelled
     local target other pid
     for target in "${targets[@]}"; do
@@ -225,30 +226,40 @@ done
 [ "$INSTANCES" = 0 ] && exit 0
 
 # Two instances on one schema, 8 connections each: the same hot feature, then one hot
-# feature each (bench0 on the first, bench1 on the second). Unleash and the baseline build
-# stay stopped from here on.
+# feature each (bench0 on the first, bench1 on the second); next to them one instance with
+# all 16 connections on bench0, and two instances of two stores (schemas) that share
+# nothing, 8 connections each: what two servers on this machine reach at most. Unleash and
+# the baseline build stay stopped from here on.
 signal_others STOP "toggle-admin (PostgresStore)"
 start_ours bench
 second=$BASE
-for other in 0 1; do
-echo
-if [ "$other" = 0 ]; then
-    echo "Two instances on one schema, 8 connections each on feature bench0 (wrk at both at once):"
-else
-    echo "Two instances on one schema, 8 connections each, on bench0 and on bench1 (wrk at both at once):"
-fi
-for run in $(seq 1 "$RUNS"); do
+start_ours bench_apart
+apart=$BASE
+seed "$apart" "$KEY"
+two() { # label base-a base-b feature-of-b run
+    local ticks0 ticks1 a ra rpsa p50a p99a ea rb rpsb p50b p99b eb
     ticks0=$(cluster_ticks)
-    wrk_run "$ours" "$KEY" 8 1 >"$work/a" &
+    wrk_run "$2" "$KEY" 8 1 >"$work/a" &
     a=$!
-    wrk_run "$second" "$KEY" 8 1 "$other" >"$work/b"
+    wrk_run "$3" "$KEY" 8 1 "$4" >"$work/b"
     wait "$a"
     ticks1=$(cluster_ticks)
     read -r ra rpsa p50a p99a ea <"$work/a"
     read -r rb rpsb p50b p99b eb <"$work/b"
-    python3 -c "import sys; a, b = float(sys.argv[1]), float(sys.argv[2]); print(f'  run $run: {a + b:,.0f} req/s together ({a:,.0f} + {b:,.0f}); p99 $p99a and $p99b; non-2xx $ea + $eb; DB CPU {int(sys.argv[3]) / int(sys.argv[4]) * 1000 / max(int(sys.argv[5]) - $ea - $eb, 1):.2f} s per 1,000')" \
+    python3 -c "import sys; a, b = float(sys.argv[1]), float(sys.argv[2]); print(f'| $1 | $5 | {a + b:,.0f} ({a:,.0f} + {b:,.0f}) | $p99a, $p99b | $ea + $eb | {int(sys.argv[3]) / int(sys.argv[4]) * 1000 / max(int(sys.argv[5]) - $ea - $eb, 1):.2f} s |')" \
         "$rpsa" "$rpsb" "$((ticks1 - ticks0))" "$(getconf CLK_TCK)" "$((ra + rb))"
-done
+}
+echo
+echo "Two instances, 8 connections each (wrk at both at once), and one with 16:"
+echo
+echo "| case | run | req/s | p99 | non-2xx | DB CPU per 1,000 |"
+echo "|---|---|---|---|---|---|"
+for run in $(seq 1 "$RUNS"); do
+    read -r requests rps _ p99 errors < <(wrk_run "$ours" "$KEY" 16 1)
+    python3 -c "import sys; print(f'| one instance, 16 connections on bench0 | $run | {float(sys.argv[1]):,.0f} | $p99 | $errors | |')" "$rps"
+    two "two instances of one store, both on bench0" "$ours" "$second" 0 "$run"
+    two "two instances of one store, on bench0 and bench1" "$ours" "$second" 1 "$run"
+    two "two stores (schemas), each on its bench0" "$ours" "$apart" 0 "$run"
 done
 
 # 16 writers × 20 variant additions, 8 writers through each instance, on one feature: every

@@ -10,8 +10,8 @@
 //! only what it touches, and a *gate* keeps views whole:
 //!
 //! * **Key locks.** A transaction first takes a transaction-scoped advisory lock per key of
-//!   its change sets, in one order (by lock id, a hash of schema, collection and id computed
-//!   by the server): exclusive for a key it writes, shared for a key it only expects at a
+//!   its change sets, in one order (by lock id, PostgreSQL's `hashtextextended` of schema,
+//!   collection and id, computed by the instance: `lock_ids.rs`): exclusive for a key it writes, shared for a key it only expects at a
 //!   revision. So commits of one record take turns, and each one's statement (a fresh READ
 //!   COMMITTED snapshot, taken once the locks are held) sees every earlier commit of the
 //!   records it checks; commits of other records run alongside, and commits that all expect
