@@ -50,12 +50,12 @@
 //! # Group commit
 //!
 //! Each store runs the change sets that queue up while [`IN_FLIGHT`] transactions are under
-//! way as the next transaction: it takes the locks of all of them, runs one statement per
-//! change set (each checks its own preconditions against everything before it, including the
-//! change sets earlier in the same transaction, and writes only when they hold), all sent
-//! with its `BEGIN` and `COMMIT` in one round trip. A change set alone in its batch is
-//! `BEGIN`, one call and `COMMIT` (`commit.rs`). A batch costs one flush, shared by all of its change
-//! sets; a change set whose preconditions fail writes nothing (and takes no revision) and
+//! way as the next transaction: it runs one statement per change set, the first of which
+//! takes the key locks of all of them (each checks its own preconditions against everything
+//! before it, including the change sets earlier in the same transaction, and writes only
+//! when they hold), all sent with its `BEGIN` and `COMMIT` in one round trip. A change set
+//! alone in its batch is `BEGIN`, one call and `COMMIT` (`commit.rs`). A batch costs one
+//! flush, shared by all of its change sets; a change set whose preconditions fail writes nothing (and takes no revision) and
 //! the others still commit, as if each had run alone in that order. Nobody is answered
 //! before `COMMIT` has returned, so nothing acknowledged is lost.
 //!
@@ -377,29 +377,33 @@ impl Committer {
                 }
             }
         };
-        // The batch takes every change set's key locks and the gate first; each change set's
-        // call then takes none, and the gate again in the batch's mode (which costs nothing).
+        // The batch's first call takes every change set's key locks, then the gate; the
+        // others take no locks, and the gate again in the batch's mode (which costs nothing).
         let locks = Locks::of(plans);
         let exclusive_gate = locks.exclusive_gate();
         let no_notification = [None, None];
         let params: Vec<Vec<&(dyn ToSql + Sync)>> = plans
             .iter()
-            .map(|plan| plan.params(&self.statements, false, &exclusive_gate, &no_notification))
+            .enumerate()
+            .map(|(i, plan)| {
+                let locks = (i == 0).then(|| locks.keys());
+                plan.params(&self.statements, locks, &exclusive_gate, &no_notification)
+            })
             .collect();
-        let (opened, applied, committed) = match locks
-            .apply(client, &self.statements, &statement, &params, carry)
-            .await
-        {
-            Applied::NotSent(e) if connection_lost(&e) => {
-                return Err(Attempt::Stale(backend("commit: preparing", e)));
-            }
-            Applied::NotSent(e) => return Err(Attempt::Failed(backend("commit: preparing", e))),
-            Applied::Sent {
-                opened,
-                applied,
-                committed,
-            } => (opened, applied, committed),
-        };
+        let (opened, applied, committed) =
+            match commit::apply(client, &self.statements, &statement, &params, carry).await {
+                Applied::NotSent(e) if connection_lost(&e) => {
+                    return Err(Attempt::Stale(backend("commit: preparing", e)));
+                }
+                Applied::NotSent(e) => {
+                    return Err(Attempt::Failed(backend("commit: preparing", e)));
+                }
+                Applied::Sent {
+                    opened,
+                    applied,
+                    committed,
+                } => (opened, applied, committed),
+            };
         // A lost connection first: it leaves everything unknown, whatever else failed.
         let committed = match committed {
             // The server ended the session instead of running `BEGIN`, a lock or a change

@@ -4,9 +4,9 @@
 //! A change set committed alone is `BEGIN`, one call of the function `commit_change_set` of
 //! schema migration 5 (which takes the key locks and the gate, checks the preconditions and
 //! applies the writes and events) and `COMMIT`, all sent at once: one round trip whatever the
-//! size of the change set (the writes and events travel as arrays). A batch is `BEGIN`, the
-//! locks and the gate of all its change sets, one call per change set and `COMMIT`, sent at
-//! once too. `COMMIT` is what says the transaction is durable: the answer to a statement
+//! size of the change set (the writes and events travel as arrays). A batch is `BEGIN`, one
+//! call per change set, the first of which takes the key locks of all of them, and `COMMIT`,
+//! sent at once too. `COMMIT` is what says the transaction is durable: the answer to a statement
 //! alone in an implicit transaction comes before that transaction commits.
 //!
 //! The price of one round trip: once the request is on its way, `COMMIT` is too, so a
@@ -174,13 +174,19 @@ impl<'a> Plan<'a> {
         self.check_ids.contains(&None)
     }
 
+    /// The locks of this change set alone, for [`params`](Self::params).
+    pub(super) fn own_locks(&self) -> KeyLocks<'_> {
+        KeyLocks(&self.lock_keys, &self.lock_exclusive)
+    }
+
     /// The parameters of the commit statement ([`Statements::commit`]), in its order, for a
-    /// change set that takes its own key locks (`own_locks`) or whose batch took them, and
-    /// carries the notification `notify` (channel and instance) or none.
+    /// change set whose call takes `locks` (its own, its batch's, or none when an earlier
+    /// call of its batch took them) and carries the notification `notify` (channel and
+    /// instance) or none.
     pub(super) fn params<'p>(
         &'p self,
         statements: &'p Statements,
-        own_locks: bool,
+        locks: Option<KeyLocks<'p>>,
         exclusive_gate: &'p bool,
         notify: &'p [Option<&'p str>; 2],
     ) -> Vec<&'p (dyn ToSql + Sync)> {
@@ -188,10 +194,11 @@ impl<'a> Plan<'a> {
         const NO_FLAGS: &[bool] = &[];
         let mut params: Vec<&'p (dyn ToSql + Sync)> =
             vec![&statements.schema, &GATE_CLASS, exclusive_gate];
-        if own_locks {
-            params.extend([&self.lock_keys as &(dyn ToSql + Sync), &self.lock_exclusive]);
-        } else {
-            params.extend([&NO_KEYS as &(dyn ToSql + Sync), &NO_FLAGS]);
+        match locks {
+            Some(KeyLocks(ids, exclusive)) => {
+                params.extend([ids as &(dyn ToSql + Sync), exclusive]);
+            }
+            None => params.extend([&NO_KEYS as &(dyn ToSql + Sync), &NO_FLAGS]),
         }
         params.extend([
             &self.check_collections as &(dyn ToSql + Sync),
@@ -217,6 +224,11 @@ impl<'a> Plan<'a> {
         params
     }
 }
+
+/// Key locks as the commit statement takes them: lock ids in the order they are taken, and
+/// whether each is exclusive.
+#[derive(Clone, Copy)]
+pub(super) struct KeyLocks<'a>(&'a Vec<i64>, &'a Vec<bool>);
 
 /// What a transaction over some plans locks before its statements run: the keys of every
 /// record they read or write, then the gate (see `batch.rs`, "Commits in parallel").
@@ -246,81 +258,65 @@ impl Locks {
         self.exclusive_gate
     }
 
-    /// Run the change sets in one transaction on `client`, all sent at once (tokio-postgres
-    /// sends a connection's requests in the order they are first polled, and the server runs
-    /// them in that order): `BEGIN`, the key locks, the gate, then `statement` once per set of
-    /// `params`, each change set seeing the ones before it, then `COMMIT`. One round trip.
-    ///
-    /// A statement that fails aborts the transaction, and the `COMMIT` then rolls it back:
-    /// nothing of it is committed, and the connection is left with no transaction open.
-    pub(super) async fn apply<'p>(
-        &self,
-        client: &deadpool_postgres::Client,
-        statements: &Statements,
-        statement: &tokio_postgres::Statement,
-        params: &'p [Vec<&'p (dyn ToSql + Sync)>],
-        carry: Option<&Carry<'_>>,
-    ) -> Applied {
-        let prepared = |sql| client.prepare_cached(sql);
-        let (lock_keys, gate) = join(
-            prepared(&statements.lock_keys),
-            prepared(if self.exclusive_gate {
-                &statements.gate_exclusive
-            } else {
-                &statements.gate_shared
-            }),
-        )
-        .await;
-        let (lock_keys, gate) = match (lock_keys, gate) {
-            (Ok(lock_keys), Ok(gate)) => (lock_keys, gate),
-            (Err(e), _) | (_, Err(e)) => return Applied::NotSent(e),
-        };
-        let notify = match carry {
-            Some(_) => match prepared(&statements.notify_latest).await {
-                Ok(notify) => Some(notify),
-                Err(e) => return Applied::NotSent(e),
-            },
-            None => None,
-        };
-        let notify_params: [&(dyn ToSql + Sync); 2] =
-            [&carry.map(|c| c.channel), &carry.map(|c| c.instance)];
-        let key_params: [&(dyn ToSql + Sync); 2] = [&self.ids, &self.exclusive];
-        let gate_params: [&(dyn ToSql + Sync); 1] = [&statements.schema];
-        let begin = client.batch_execute("BEGIN");
-        let keys = client.query_one(&lock_keys, &key_params);
-        let entered = client.query_one(&gate, &gate_params);
-        let applied = in_order(params.iter().map(|p| client.query_one(statement, p)));
-        // The notification carried, if any: its outcome does not matter (see `notify.rs`).
-        let notified = async {
-            if let Some(notify) = &notify {
-                let _ = client.query_one(notify, &notify_params).await;
-            }
-        };
-        // `join` and `join3` poll their futures in argument order.
-        let ((begun, keys, entered), (applied, (), committed)) = join(
-            join3(begin, keys, entered),
-            join3(applied, notified, client.batch_execute("COMMIT")),
-        )
-        .await;
-        let opened = begun
-            .map_err(|e| ("begin", e))
-            .and(keys.map(drop).map_err(|e| ("locking the keys", e)))
-            .and(entered.map(drop).map_err(|e| ("entering the gate", e)));
-        Applied::Sent {
-            opened,
-            applied,
-            committed,
-        }
+    /// The key locks, for the [`params`](Plan::params) of the batch's first call.
+    pub(super) fn keys(&self) -> KeyLocks<'_> {
+        KeyLocks(&self.ids, &self.exclusive)
     }
 }
 
-/// What became of the transaction [`Locks::apply`] sent.
+/// Run the change sets in one transaction on `client`, all sent at once (tokio-postgres sends
+/// a connection's requests in the order they are first polled, and the server runs them in
+/// that order): `BEGIN`, `statement` once per set of `params`, each change set seeing the
+/// ones before it, then `COMMIT`. One round trip. The first call takes the key locks of the
+/// whole batch ([`Locks::keys`]) and the gate, before its own checks; the others take the gate
+/// again in the batch's mode, which costs nothing.
+///
+/// A statement that fails aborts the transaction, and the `COMMIT` then rolls it back:
+/// nothing of it is committed, and the connection is left with no transaction open.
+pub(super) async fn apply<'p>(
+    client: &deadpool_postgres::Client,
+    statements: &Statements,
+    statement: &tokio_postgres::Statement,
+    params: &'p [Vec<&'p (dyn ToSql + Sync)>],
+    carry: Option<&Carry<'_>>,
+) -> Applied {
+    let notify = match carry {
+        Some(_) => match client.prepare_cached(&statements.notify_latest).await {
+            Ok(notify) => Some(notify),
+            Err(e) => return Applied::NotSent(e),
+        },
+        None => None,
+    };
+    let notify_params: [&(dyn ToSql + Sync); 2] =
+        [&carry.map(|c| c.channel), &carry.map(|c| c.instance)];
+    let begin = client.batch_execute("BEGIN");
+    let applied = in_order(params.iter().map(|p| client.query_one(statement, p)));
+    // The notification carried, if any: its outcome does not matter (see `notify.rs`).
+    let notified = async {
+        if let Some(notify) = &notify {
+            let _ = client.query_one(notify, &notify_params).await;
+        }
+    };
+    // `join` and `join3` poll their futures in argument order.
+    let (begun, (applied, (), committed)) = join(
+        begin,
+        join3(applied, notified, client.batch_execute("COMMIT")),
+    )
+    .await;
+    Applied::Sent {
+        opened: begun.map_err(|e| ("begin", e)),
+        applied,
+        committed,
+    }
+}
+
+/// What became of the transaction [`apply`] sent.
 pub(super) enum Applied {
     /// Preparing a statement failed: nothing of the transaction was sent.
     NotSent(tokio_postgres::Error),
     /// Everything was sent, `COMMIT` included.
     Sent {
-        /// `BEGIN`, the key locks and the gate; on failure, what failed.
+        /// `BEGIN`; on failure, what failed.
         opened: Result<(), (&'static str, tokio_postgres::Error)>,
         /// Each change set's statement, in order.
         applied: Vec<Result<tokio_postgres::Row, tokio_postgres::Error>>,
@@ -415,7 +411,7 @@ pub(super) async fn run(
     let commit = prepare(client, statements).await?;
     let exclusive_gate = plan.exclusive_gate();
     let notify = [carry.map(|c| c.channel), carry.map(|c| c.instance)];
-    let params = plan.params(statements, true, &exclusive_gate, &notify);
+    let params = plan.params(statements, Some(plan.own_locks()), &exclusive_gate, &notify);
     // `BEGIN`, the call and `COMMIT` go out together. Not the call alone in a transaction of
     // its own: the server answers a statement before it commits the transaction that the
     // statement was alone in, so a commit that then fails (the session ended, the WAL not

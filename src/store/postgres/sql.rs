@@ -34,21 +34,6 @@ pub(super) struct Statements {
     pub event_pages: [String; 8],
     /// → the store's revision: the highest committed one.
     pub revision: String,
-    /// `$1` lock ids, `$2` whether each is exclusive → the key locks of a transaction, taken
-    /// in the order given: exclusive for a key it writes, shared for one it only expects at
-    /// a revision (so commits that all expect the project, say, do not take turns on it).
-    /// Every transaction takes them in one order (by lock id), so two never wait for each
-    /// other the wrong way round. A key's lock id is the 64-bit hash of its schema,
-    /// collection and id that PostgreSQL's `hashtextextended` computes, so every instance,
-    /// of any version, agrees on it (see `lock_ids.rs`); two keys that share one only take
-    /// turns.
-    pub lock_keys: String,
-    /// `$1` the schema → the gate, shared, for the rest of the transaction: held by every
-    /// commit from the moment it takes a revision until it has committed.
-    pub gate_shared: String,
-    /// `$1` the schema → the gate, exclusive, for the rest of the transaction: for commits
-    /// with a collection precondition, which must see every commit that took a revision.
-    pub gate_exclusive: String,
     /// `$1` the schema → the gate, exclusive, for the session: taken by a read that must see
     /// no revision still in flight (a view, a listing, the event log) and let go with
     /// [`gate_release`](Self::gate_release) as soon as its snapshot is taken.
@@ -59,9 +44,12 @@ pub(super) struct Statements {
     /// `commit_change_set` of migration 5): its key locks, the gate, then its preconditions
     /// checked and, only when they all hold, its writes and events applied as the next
     /// commit. `$1` the schema, `$2` [`GATE_CLASS`], `$3` whether the gate is taken
-    /// exclusive, `$4`–`$5` the keys to lock (as [`lock_keys`](Self::lock_keys); none when
-    /// a batch took them first), `$6`–`$8` the preconditions, `$9`–`$14` the writes,
-    /// `$15`–`$22` the events, `$23` the channel of a commit notification to carry (NULL for
+    /// exclusive, `$4`–`$5` the key locks to take (lock ids in the order they are taken, by
+    /// every transaction, so two never wait for each other the wrong way round; each
+    /// exclusive for a key written, shared for one only expected at a revision, so commits
+    /// that all expect the project, say, do not take turns on it; none when an earlier call
+    /// of its batch took them; see `lock_ids.rs`), `$6`–`$8` the preconditions, `$9`–`$14`
+    /// the writes, `$15`–`$22` the events, `$23` the channel of a commit notification to carry (NULL for
     /// none) and `$24` the instance it names: the parameters of
     /// [`Plan::params`](super::commit::Plan::params). It answers the position of the first
     /// precondition that fails, or the commit's revision; and when one fails, the records
@@ -110,15 +98,6 @@ impl Statements {
             ),
             event_pages: std::array::from_fn(|filters| event_page(&s, filters)),
             revision: format!("SELECT coalesce(max(revision), 0) FROM {s}.commits"),
-            // The aggregate takes the locks one row of `unnest` at a time, in the arrays'
-            // order.
-            lock_keys: "SELECT count(CASE WHEN k.exclusive \
-                                THEN pg_advisory_xact_lock(k.id)::text \
-                                ELSE pg_advisory_xact_lock_shared(k.id)::text END) \
-                 FROM unnest($1::int8[], $2::bool[]) AS k(id, exclusive)"
-                .to_owned(),
-            gate_shared: gate("pg_advisory_xact_lock_shared"),
-            gate_exclusive: gate("pg_advisory_xact_lock"),
             gate_wait: gate("pg_advisory_lock"),
             gate_release: gate("pg_advisory_unlock"),
             commit: format!(
