@@ -85,7 +85,8 @@ const MAX_BATCH: usize = 64;
 
 /// Batches of one store in flight at once. More would commit more records side by side, in
 /// smaller batches: on a 2-vCPU machine running the database too, 6 answered 10–20 % less
-/// than 2 (BENCHMARKS.md, "What did not help"), the database's CPU being the bound there.
+/// than 2, the database's CPU being the bound there, and 1 answered 13–24 % less, the
+/// database and the server waiting on each other (BENCHMARKS.md, "What did not help").
 const IN_FLIGHT: usize = 2;
 
 /// One change set waiting for its transaction.

@@ -16,7 +16,7 @@
 pub(super) type KeyLock = (i64, bool);
 
 /// `locks` in the order they are taken, each id once: the arrays the commit statements take.
-pub(super) fn ordered(locks: &mut Vec<KeyLock>) -> (Vec<i64>, Vec<bool>) {
+pub(super) fn ordered(locks: &mut [KeyLock]) -> (Vec<i64>, Vec<bool>) {
     // Exclusive after shared for one id, so the last of a run is exclusive if any is.
     locks.sort_unstable();
     let mut ids: Vec<i64> = Vec::with_capacity(locks.len());
@@ -171,7 +171,7 @@ mod tests {
         .map(|(collection, id, written)| (lock_id("s", collection, id), written))
         .collect();
         let (ids, exclusive) = ordered(&mut locks);
-        let mut expected = vec![
+        let mut expected = [
             (lock_id("s", "projects", "default"), true),
             (lock_id("s", "features", "f"), true),
             (lock_id("s", "environments", "development"), false),
