@@ -214,3 +214,103 @@ async fn a_refused_change_set_fails_alone_and_its_batch_still_commits() {
             .all(|e| e.event.feature_name.as_deref() != Some(&format!("f{POISONED:02}")))
     );
 }
+
+/// Every change set of a batch commits under the locks of its keys, not only the first one:
+/// while another session holds the lock of a key that the fourth change set of a batch
+/// writes, nothing of the batch commits; once that session lets go, all of it does.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_batch_waits_for_the_lock_of_a_key_of_any_of_its_change_sets() {
+    let Some(url) = database_url() else { return };
+    let schema = TestSchema::new(&url);
+    let store = Arc::new(schema.connect(8).await);
+    let (holder, watcher) = (admin(&url).await, admin(&url).await);
+    // The lock the store takes on a feature's key (`lock_ids.rs`), held here meanwhile.
+    let lock = |function: &str, id: &str| {
+        format!(
+            "SELECT {function}(hashtextextended($1 || chr(31) || 'features' || chr(31) || '{id}', 0))"
+        )
+    };
+    for id in ["slot-a", "slot-b", "held"] {
+        holder
+            .execute(&lock("pg_advisory_lock", id), &[&schema.name])
+            .await
+            .unwrap();
+    }
+    let spawn = |id: &'static str| {
+        let store = Arc::clone(&store);
+        tokio::spawn(async move { store.commit(create(id, json!({ "name": id }))).await })
+    };
+    // Both of the store's transaction slots wait for a key held here ...
+    let slots = [spawn("slot-a"), spawn("slot-b")];
+    let waiting = |sessions: i64| {
+        let (watcher, schema) = (&watcher, &schema.name);
+        async move {
+            for _ in 0..3000 {
+                let row = watcher
+                    .query_one(
+                        "SELECT count(*) FROM pg_stat_activity \
+                         WHERE application_name = $1 AND wait_event_type = 'Lock'",
+                        &[schema],
+                    )
+                    .await
+                    .unwrap();
+                if row.get::<_, i64>(0) == sessions {
+                    return;
+                }
+                tokio::time::sleep(std::time::Duration::from_millis(10)).await;
+            }
+            panic!("{sessions} sessions of the store never waited for a lock together");
+        }
+    };
+    waiting(2).await;
+    // ... so these six queue up, and go to the database together once a slot is free; the
+    // first three queue before the others, so `held` is not the batch's first.
+    let first = ["q1", "q2", "q3"].map(spawn);
+    tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    let then = ["held", "q5", "q6"].map(spawn);
+    tokio::time::sleep(std::time::Duration::from_millis(200)).await;
+    for id in ["slot-a", "slot-b"] {
+        holder
+            .execute(&lock("pg_advisory_unlock", id), &[&schema.name])
+            .await
+            .unwrap();
+    }
+    for slot in slots {
+        slot.await.unwrap().expect("the slot's commit");
+    }
+    // The batch waits for `held`, its fourth change set's key: none of it is committed.
+    waiting(1).await;
+    tokio::time::sleep(std::time::Duration::from_millis(200)).await;
+    for id in ["q1", "q2", "q3", "held", "q5", "q6"] {
+        let key = Key::new(Collection::Features, id);
+        assert_eq!(
+            store.get(&key).await.unwrap(),
+            None,
+            "{id} committed under a held lock"
+        );
+    }
+    holder
+        .execute(&lock("pg_advisory_unlock", "held"), &[&schema.name])
+        .await
+        .unwrap();
+    for commit in first.into_iter().chain(then) {
+        commit
+            .await
+            .unwrap()
+            .expect("committed once the lock is free");
+    }
+    // The six were one transaction: the scenario tested what it says.
+    let client = admin(&url).await;
+    let row = client
+        .query_one(
+            &format!(
+                "SELECT count(DISTINCT xmin::text) FROM \"{}\".records \
+                 WHERE collection = 'features' AND id = ANY($1)",
+                schema.name
+            ),
+            &[&vec!["q1", "q2", "q3", "held", "q5", "q6"]],
+        )
+        .await
+        .unwrap();
+    assert_eq!(row.get::<_, i64>(0), 1);
+}
