@@ -3,10 +3,12 @@
 --
 -- The function of migration 4 hashed, grouped and sorted a change set's keys into lock ids
 -- (`hashtextextended(store || chr(31) || collection || chr(31) || id, 0)`, ascending) and
--- checked every precondition through a subquery of its own: a fifth of a PATCH's CPU in the
--- database. Now the instance computes the same ids and passes them in the order they are
+-- checked every precondition through a subquery of its own: together ~0.05 ms of the
+-- 0.22 ms of database CPU a lone variant change cost. Now the instance computes the same ids and passes them in the order they are
 -- taken (see `store/postgres/lock_ids.rs`), each once with whether it is exclusive, and a
--- change set without a collection precondition checks its records with one join. The
+-- change set without a collection precondition checks its records with one join, and one
+-- record, one event or one changed collection (a variant change writes one of each) is
+-- written by a single-row statement, without the executor's unnest and sort. The
 -- function of migration 4 stays, unchanged, for instances of the earlier version still
 -- running on this schema during an upgrade: both take the same lock for the same key.
 --
@@ -77,7 +79,12 @@ BEGIN
     END IF;
 
     taken := nextval('revisions');
-    IF cardinality(put_ids) > 0 THEN
+    IF cardinality(put_ids) = 1 THEN
+        INSERT INTO records AS r (collection, id, value, revision)
+        VALUES (put_collections[1], put_ids[1], put_values[1], taken)
+        ON CONFLICT (collection, id)
+        DO UPDATE SET value = excluded.value, revision = excluded.revision;
+    ELSIF cardinality(put_ids) > 1 THEN
         INSERT INTO records AS r (collection, id, value, revision)
         SELECT w.collection, w.id, w.value, taken
         FROM unnest(put_collections, put_ids, put_values) AS w(collection, id, value)
@@ -94,11 +101,19 @@ BEGIN
         )
         SELECT changed || coalesce(array_agg(g.collection), '{}') INTO changed FROM gone g;
     END IF;
-    IF cardinality(changed) > 0 THEN
+    IF cardinality(changed) = 1 THEN
+        INSERT INTO collection_changes (collection, revision) VALUES (changed[1], taken);
+    ELSIF cardinality(changed) > 1 THEN
         INSERT INTO collection_changes (collection, revision)
         SELECT DISTINCT t.collection, taken FROM unnest(changed) AS t(collection);
     END IF;
-    IF cardinality(event_types) > 0 THEN
+    IF cardinality(event_types) = 1 THEN
+        INSERT INTO events (id, revision, type, created_by, created_at, project,
+                            feature_name, environment, data, pre_data)
+        VALUES (nextval('event_ids'), taken, event_types[1], event_created_by[1],
+                event_created_at[1], event_projects[1], event_features[1],
+                event_environments[1], event_data[1], event_pre_data[1]);
+    ELSIF cardinality(event_types) > 1 THEN
         -- Ids in the events' order: the sort runs before the ids are taken.
         INSERT INTO events (id, revision, type, created_by, created_at, project,
                             feature_name, environment, data, pre_data)
