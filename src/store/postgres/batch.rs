@@ -11,12 +11,12 @@
 //!
 //! * **Key locks.** A transaction first takes a transaction-scoped advisory lock per key of
 //!   its change sets, in one order (by lock id, PostgreSQL's `hashtextextended` of schema,
-//!   collection and id, computed by the instance: `lock_ids.rs`): exclusive for a key it writes, shared for a key it only expects at a
-//!   revision. So commits of one record take turns, and each one's statement (a fresh READ
-//!   COMMITTED snapshot, taken once the locks are held) sees every earlier commit of the
-//!   records it checks; commits of other records run alongside, and commits that all expect
-//!   one record (every variant change expects its project) share its lock. Record revisions
-//!   still grow with every write to a record.
+//!   collection and id, computed by the instance: `lock_ids.rs`): exclusive for a key it
+//!   writes, shared for a key it only expects at a revision. So commits of one record take
+//!   turns, and each one's statement (a fresh READ COMMITTED snapshot, taken once the locks
+//!   are held) sees every earlier commit of the records it checks; commits of other records
+//!   run alongside, and commits that all expect one record (every variant change expects its
+//!   project) share its lock. Record revisions still grow with every write to a record.
 //! * **Revisions and event ids from sequences**, taken in the commit statement once its
 //!   preconditions hold. A sequence never gives a number back, so a transaction that fails
 //!   afterwards (a refused statement, a lost connection) leaves a gap; and two commits side
@@ -55,9 +55,10 @@
 //! before it, including the change sets earlier in the same transaction, and writes only
 //! when they hold), all sent with its `BEGIN` and `COMMIT` in one round trip. A change set
 //! alone in its batch is `BEGIN`, one call and `COMMIT` (`commit.rs`). A batch costs one
-//! flush, shared by all of its change sets; a change set whose preconditions fail writes nothing (and takes no revision) and
-//! the others still commit, as if each had run alone in that order. Nobody is answered
-//! before `COMMIT` has returned, so nothing acknowledged is lost.
+//! flush, shared by all of its change sets; a change set whose preconditions fail writes
+//! nothing (and takes no revision) and the others still commit, as if each had run alone in
+//! that order. Nobody is answered before `COMMIT` has returned, so nothing acknowledged is
+//! lost.
 //!
 //! If any statement of a batch fails (a value the database refuses, say), the transaction is
 //! rolled back and the batch's change sets run again one transaction each, so that each

@@ -6,8 +6,8 @@
 //! applies the writes and events) and `COMMIT`, all sent at once: one round trip whatever the
 //! size of the change set (the writes and events travel as arrays). A batch is `BEGIN`, one
 //! call per change set, the first of which takes the key locks of all of them, and `COMMIT`,
-//! sent at once too. `COMMIT` is what says the transaction is durable: the answer to a statement
-//! alone in an implicit transaction comes before that transaction commits.
+//! sent at once too. `COMMIT` is what says the transaction is durable: the answer to a
+//! statement alone in an implicit transaction comes before that transaction commits.
 //!
 //! The price of one round trip: once the request is on its way, `COMMIT` is too, so a
 //! connection lost before the answer leaves the outcome unknown, and the caller gets an error
@@ -40,9 +40,8 @@ use crate::store::{
 /// A change set laid out as the array parameters of the check and apply statements.
 pub(super) struct Plan<'a> {
     preconditions: &'a [Precondition],
-    /// The lock of every key it expects or writes, as met.
-    locks: Vec<KeyLock>,
-    /// Its locks in the order they are taken, each once ([`lock_ids::ordered`]).
+    /// The locks of the keys it expects or writes, in the order they are taken, each once
+    /// ([`lock_ids::ordered`]).
     lock_keys: Vec<i64>,
     lock_exclusive: Vec<bool>,
     check_collections: Vec<&'static str>,
@@ -73,9 +72,9 @@ fn to_bigint(revision: Revision) -> i64 {
 impl<'a> Plan<'a> {
     /// The plan of `changes` for the store in `schema`.
     pub(super) fn new(schema: &str, changes: &'a ChangeSet) -> Self {
+        let mut locks: Vec<KeyLock> = Vec::new();
         let mut plan = Plan {
             preconditions: &changes.preconditions,
-            locks: Vec::new(),
             lock_keys: Vec::new(),
             lock_exclusive: Vec::new(),
             check_collections: Vec::with_capacity(changes.preconditions.len()),
@@ -107,8 +106,7 @@ impl<'a> Plan<'a> {
                 } => (*collection, None, revision),
             };
             if let Some(id) = id {
-                plan.locks
-                    .push((lock_ids::lock_id(schema, collection.as_str(), id), false));
+                locks.push((lock_ids::lock_id(schema, collection.as_str(), id), false));
             }
             plan.check_collections.push(collection.as_str());
             plan.check_ids.push(id);
@@ -124,7 +122,7 @@ impl<'a> Plan<'a> {
         for (index, write) in changes.writes.iter().enumerate() {
             let key = write.key();
             last_write.insert((key.collection.as_str(), key.id.as_str()), index);
-            plan.locks.push((
+            locks.push((
                 lock_ids::lock_id(schema, key.collection.as_str(), &key.id),
                 true,
             ));
@@ -133,7 +131,6 @@ impl<'a> Plan<'a> {
             }
         }
         plan.touched = touched.into_iter().collect();
-        let mut locks = plan.locks.clone();
         (plan.lock_keys, plan.lock_exclusive) = lock_ids::ordered(&mut locks);
         for (index, write) in changes.writes.iter().enumerate() {
             let key = write.key();
@@ -244,7 +241,15 @@ pub(super) struct Locks {
 impl Locks {
     /// The locks of a transaction running `plans`.
     pub(super) fn of(plans: &[Plan<'_>]) -> Self {
-        let mut all: Vec<KeyLock> = plans.iter().flat_map(|plan| &plan.locks).copied().collect();
+        let mut all: Vec<KeyLock> = plans
+            .iter()
+            .flat_map(|plan| {
+                plan.lock_keys
+                    .iter()
+                    .copied()
+                    .zip(plan.lock_exclusive.iter().copied())
+            })
+            .collect();
         let (ids, exclusive) = lock_ids::ordered(&mut all);
         Locks {
             ids,

@@ -49,8 +49,8 @@ pub(super) struct Statements {
     /// exclusive for a key written, shared for one only expected at a revision, so commits
     /// that all expect the project, say, do not take turns on it; none when an earlier call
     /// of its batch took them; see `lock_ids.rs`), `$6`–`$8` the preconditions, `$9`–`$14`
-    /// the writes, `$15`–`$22` the events, `$23` the channel of a commit notification to carry (NULL for
-    /// none) and `$24` the instance it names: the parameters of
+    /// the writes, `$15`–`$22` the events, `$23` the channel of a commit notification to
+    /// carry (NULL for none) and `$24` the instance it names: the parameters of
     /// [`Plan::params`](super::commit::Plan::params). It answers the position of the first
     /// precondition that fails, or the commit's revision; and when one fails, the records
     /// it expected as they are now (`[collection, id, value, revision]`, the missing ones
