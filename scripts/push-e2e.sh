@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The Node SDK (unleash-client from npm) in streaming and delta-polling modes against the
-# `server` example: on one instance (a FileStore, restarted once) and on two instances over
+# `server` example: on one instance (in memory; a FileStore, restarted once) and on two instances over
 # one PostgreSQL schema (changes through A, SDKs on B). Runs scripts/push_e2e.mjs; installs
 # node and npm if missing, and the SDK under target/. Needs TOGGLE_ADMIN_TEST_POSTGRES for
 # the two-instance part (skipped, with a note, without it).
@@ -29,6 +29,7 @@ trap 'rm -rf "$data"' EXIT
 export SERVER=target/debug/examples/server ADMIN_KEY="$admin_key"
 export NODE_MODULES_DIR="$PWD/$sdk/node_modules"
 
+STORAGE=memory node scripts/push_e2e.mjs
 STORAGE="data:$data/store" node scripts/push_e2e.mjs
 
 if [ -n "${TOGGLE_ADMIN_TEST_POSTGRES:-}" ]; then

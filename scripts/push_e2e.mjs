@@ -2,11 +2,14 @@
 // against the `server` example. Run by scripts/push-e2e.sh with:
 //   SERVER   the server binary
 //   ADMIN_KEY the bootstrap admin key
-//   STORAGE  "data:<dir>" (one instance, restarted once) or "postgres:<url>:<schema>" (two
-//            instances over one schema: changes through A, SDKs on B)
-// Checks: the SDKs hydrate; a flag toggled and a variant patched through the admin API
-// arrive (streaming within 1 s); an archived flag disappears; after a server restart the
-// streaming SDK reconnects and resumes (one instance); the SDK on B sees changes made on A.
+//   STORAGE  "memory" (one instance), "data:<dir>" (one instance, restarted once) or
+//            "postgres:<url>:<schema>" (two instances over one schema: changes through A,
+//            SDKs on B)
+// Checks: the SDKs hydrate; every kind of change (a toggle, a variants PATCH, a strategy, a
+// segment, an archive) reaches a streaming SDK on the instance that made it within 100 ms
+// of the admin call's answer; a flag toggled and a variant patched arrive at SDKs on
+// another instance (streaming within 1 s); an archived flag disappears; after a server
+// restart the streaming SDK reconnects and resumes (one instance).
 import { spawn } from 'node:child_process';
 import { createRequire } from 'node:module';
 import { once } from 'node:events';
@@ -20,6 +23,9 @@ const STORAGE = process.env.STORAGE;
 const ENV = 'development';
 const FEATURE = 'push.e2e';
 const STREAM_LIMIT_MS = 1000;
+// Each kind of change, on the instance that made it, from the admin call's answer.
+const KIND_LIMIT_MS = 100;
+const KINDS_FEATURE = 'push.kinds';
 
 function fail(message) {
   console.error(`FAIL: ${message}`);
@@ -134,6 +140,51 @@ async function scenario(writer, reader, label) {
   return { token, streaming, delta };
 }
 
+/**
+ * Every kind of change made through `base` reaches a streaming SDK on `base` within
+ * KIND_LIMIT_MS of the admin call's answer.
+ */
+async function kinds(base, token, label) {
+  const streaming = sdk(base, token, { type: 'streaming' }, `push-e2e-kinds-${label}`);
+  await ready(streaming);
+  const path = `/api/admin/projects/default/features/${KINDS_FEATURE}`;
+  const envPath = `${path}/environments/${ENV}`;
+  const timed = async (what, change, seen) => {
+    const answer = await change();
+    const took = await until(`${label}: streaming sees ${what}`, () => seen(answer));
+    if (took > KIND_LIMIT_MS) fail(`${label}: ${what} took ${took.toFixed(1)} ms to stream (limit ${KIND_LIMIT_MS} ms)`);
+    console.log(`${label}: ${what} streamed in ${took.toFixed(1)} ms`);
+  };
+  const definition = () => streaming.getFeatureToggleDefinition(KINDS_FEATURE);
+  await timed('a new flag', () => call(base, 'POST', '/api/admin/projects/default/features', { name: KINDS_FEATURE }), () => definition());
+  await timed('a toggle', () => call(base, 'POST', `${envPath}/on`), () => streaming.isEnabled(KINDS_FEATURE));
+  await timed(
+    'a variants PATCH',
+    () => call(base, 'PATCH', `${envPath}/variants`, [
+      { op: 'add', path: '/0', value: { name: 'green', weight: 1000, weightType: 'variable', stickiness: 'default' } },
+    ]),
+    () => streaming.getVariant(KINDS_FEATURE).name === 'green',
+  );
+  const strategy = { name: 'flexibleRollout', parameters: { rollout: '0', stickiness: 'default', groupId: KINDS_FEATURE } };
+  await timed(
+    'a strategy',
+    () => call(base, 'POST', `${envPath}/strategies`, strategy),
+    () => (definition()?.strategies ?? []).length === 1 && !streaming.isEnabled(KINDS_FEATURE),
+  );
+  const segment = await call(base, 'POST', '/api/admin/segments', {
+    name: `push-kinds-${label.replace(/\W/g, '-')}`,
+    constraints: [{ contextName: 'userId', operator: 'IN', values: ['alice'] }],
+  });
+  const added = definition().strategies[0];
+  await timed(
+    'a segment',
+    () => call(base, 'PUT', `${envPath}/strategies/${added.id}`, { ...strategy, segments: [segment.id] }),
+    () => streaming.repository.getSegment(segment.id) !== undefined,
+  );
+  await timed('an archive', () => call(base, 'DELETE', path), () => !definition());
+  streaming.destroy();
+}
+
 async function archived(writer, clients, label) {
   await call(writer, 'DELETE', `/api/admin/projects/default/features/${FEATURE}`);
   for (const [name, client] of Object.entries(clients)) {
@@ -142,11 +193,19 @@ async function archived(writer, clients, label) {
   console.log(`${label}: archived flag gone from both SDKs`);
 }
 
-if (STORAGE.startsWith('data:')) {
+if (STORAGE === 'memory') {
+  const server = await startServer(['--memory', '--addr', '127.0.0.1:0']);
+  const { token, streaming, delta } = await scenario(server.base, server.base, 'memory');
+  await kinds(server.base, token, 'memory');
+  streaming.destroy();
+  delta.destroy();
+  await stopServer(server);
+} else if (STORAGE.startsWith('data:')) {
   const dir = STORAGE.slice('data:'.length);
   let server = await startServer(['--data', dir, '--addr', '127.0.0.1:0']);
   const base = server.base;
-  const { streaming, delta } = await scenario(base, base, 'one instance');
+  const { token, streaming, delta } = await scenario(base, base, 'one instance');
+  await kinds(base, token, 'file store');
   // Restart on the same address: the streaming SDK reconnects (Last-Event-ID) and resumes.
   await stopServer(server);
   const addr = base.replace('http://', '');
@@ -168,7 +227,8 @@ if (STORAGE.startsWith('data:')) {
   const args = ['--postgres', url, '--postgres-schema', schema, '--addr', '127.0.0.1:0'];
   const a = await startServer(args);
   const b = await startServer(args);
-  const { streaming, delta } = await scenario(a.base, b.base, 'two instances');
+  const { token, streaming, delta } = await scenario(a.base, b.base, 'two instances');
+  await kinds(a.base, token, 'postgres');
   await archived(a.base, { streaming, delta }, 'two instances');
   streaming.destroy();
   delta.destroy();

@@ -3,40 +3,37 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
+use super::reader::Reader;
 use super::records::project_not_found;
 use super::records::{decode_opt, encode, project_key, revision_of};
 use super::users::{group_key, role_key, user_key};
-use super::{Check, ToggleAdmin, event};
+use super::{Authority, Need, Permit, ToggleAdmin};
 use crate::access::{self, AccessChange, KnownIds};
-use crate::auth::{Caller, Grant};
+use crate::auth::{Caller, Grant, Permission};
 use crate::error::{Error, Result};
 use crate::model::ProjectAccessConfiguration;
 use crate::model::{Group, Role, RoleType, User};
-use crate::store::{ChangeSet, Collection, Key, Revision};
+use crate::store::{Collection, Key, Revision};
 
 pub(crate) fn access_key(project: &str) -> Key {
     Key::new(Collection::ProjectAccess, project)
 }
 
 impl ToggleAdmin {
-    /// Check, before the body is read, that `caller` could change some of `project`'s access
-    /// at all: it holds `PROJECT_USER_ACCESS_WRITE` or `PROJECT_GROUP_ACCESS_WRITE` there
-    /// (the HTTP order of checks: permission before body shape). Which of them the change
-    /// needs is known only from the body, and is checked by
-    /// [`set_project_access`](Self::set_project_access).
-    #[cfg(feature = "http")]
-    pub(crate) async fn require_some_access_permission(
-        &self,
-        caller: &Caller,
-        project: &str,
-    ) -> Result<()> {
-        let users = Check::project(crate::auth::Permission::ProjectUserAccessWrite, project);
-        let groups = Check::project(crate::auth::Permission::ProjectGroupAccessWrite, project);
-        match self.require(caller, &[users]).await {
-            Ok(_) => Ok(()),
-            Err(Error::NoAccess { .. }) => self.require(caller, &[groups]).await.map(drop),
-            Err(other) => Err(other),
-        }
+    /// Admit `caller`, before the body is read, to try changing `project`'s access: it
+    /// holds `PROJECT_USER_ACCESS_WRITE` or `PROJECT_GROUP_ACCESS_WRITE` there (the HTTP
+    /// order of checks: permission before body shape). Which of them the change needs is
+    /// known only from the body, and is decided by
+    /// [`set_project_access`](Self::set_project_access), which takes this permit.
+    pub async fn permit_access_change(&self, caller: &Caller, project: &str) -> Result<Permit> {
+        self.permit_any(
+            caller,
+            &[
+                Need::project(Permission::ProjectUserAccessWrite, project),
+                Need::project(Permission::ProjectGroupAccessWrite, project),
+            ],
+        )
+        .await
     }
 
     /// Replace the whole role assignment of `project` with `config`: `PUT
@@ -100,74 +97,75 @@ impl ToggleAdmin {
     /// assert!(stored.roles.iter().any(|r| r.id == OWNER_ROLE && r.users == [alice.id]));
     /// # Ok(()) }
     /// ```
-    pub async fn set_project_access(
+    pub async fn set_project_access<'a>(
         &self,
-        caller: &Caller,
+        authority: impl Into<Authority<'a>>,
         project: &str,
         config: &ProjectAccessConfiguration,
     ) -> Result<()> {
-        retrying!("set_project_access", async {
-            let keys = [project_key(project), access_key(project)];
-            let [project_record, access_record] = self.reader().read(&keys).await?;
-            let old: ProjectAccessConfiguration =
-                decode_opt(&keys[1], access_record.as_ref())?.unwrap_or_default();
-            let change = AccessChange::between(&old, config);
-            let checks: Vec<Check<'_>> = change
-                .required_permissions()
-                .into_iter()
-                .map(|p| Check::project(p, project))
-                .collect();
-            let authorised = self.require(caller, &checks).await?;
-            if project_record.is_none() {
-                return Err(project_not_found(project));
-            }
+        // Which permissions the change needs depends on what it changes: decided inside
+        // the flow, on the assignment it read.
+        let permit = self.admit(authority.into(), &[]).await?;
+        let caller = permit.caller().clone();
+        let caller = &caller;
+        self.change("set_project_access", permit, |tx| {
+            Box::pin(async move {
+                let keys = [project_key(project), access_key(project)];
+                let [project_record, access_record] = tx.read(&keys).await?;
+                let old: ProjectAccessConfiguration =
+                    decode_opt(&keys[1], access_record.as_ref())?.unwrap_or_default();
+                let change = AccessChange::between(&old, config);
+                let needs: Vec<Need<'_>> = change
+                    .required_permissions()
+                    .into_iter()
+                    .map(|p| Need::project(p, project))
+                    .collect();
+                tx.require(caller, &needs).await?;
+                if project_record.is_none() {
+                    return Err(project_not_found(project));
+                }
 
-            let mut changes = ChangeSet::new();
-            let known = self.known_ids(config, &mut changes).await?;
-            let new = access::validate_configuration(config, &known)?;
+                let known = known_ids(tx.reader(), config).await?;
+                let new = access::validate_configuration(config, &known)?;
 
-            // Roles that lose every holder are not in `config`: read the changed ones.
-            let changed = self.roles_by_id(&change.roles, Some(&mut changes)).await?;
-            let needs = access::escalation_requirements(changed.values());
-            let checks: Vec<Check<'_>> = needs
-                .iter()
-                .map(|entry| match &entry.environment {
-                    Some(env) => Check::environment(entry.permission, project, env),
-                    None => Check::project(entry.permission, project),
-                })
-                .collect();
-            let escalation = self.require(caller, &checks).await.map_err(|e| match e {
-                Error::NoAccess {
-                    message,
-                    permissions,
-                } => Error::NoAccess {
-                    message: format!(
-                        "User tried to assign a role they did not have access to. {message}"
-                    ),
-                    permissions,
-                },
-                other => other,
-            })?;
+                // Roles that lose every holder are not in `config`: read the changed ones.
+                let changed = roles_by_id(tx.reader(), &change.roles).await?;
+                let escalation = access::escalation_requirements(changed.values());
+                let needs: Vec<Need<'_>> = escalation
+                    .iter()
+                    .map(|entry| match &entry.environment {
+                        Some(env) => Need::environment(entry.permission, project, env),
+                        None => Need::project(entry.permission, project),
+                    })
+                    .collect();
+                tx.require(caller, &needs).await.map_err(|e| match e {
+                    Error::NoAccess {
+                        message,
+                        permissions,
+                    } => Error::NoAccess {
+                        message: format!(
+                            "User tried to assign a role they did not have access to. {message}"
+                        ),
+                        permissions,
+                    },
+                    other => other,
+                })?;
 
-            if new == old {
-                return Ok(());
-            }
-            changes
-                .expect_revision(keys[0].clone(), revision_of(project_record.as_ref()))
-                .expect_revision(keys[1].clone(), revision_of(access_record.as_ref()))
-                .put(keys[1].clone(), encode(&keys[1], &new)?)
-                .event(event(
-                    caller,
+                if new == old {
+                    return Ok(());
+                }
+                tx.put(keys[1].clone(), encode(&keys[1], &new)?).record(
                     "project-access-updated",
                     Some(project),
                     None,
                     None,
                     Some(encode(&keys[1], &old)?),
                     Some(encode(&keys[1], &new)?),
-                ));
-            self.commit_as(&authorised.and(escalation), changes).await?;
-            Ok(())
+                );
+                Ok(())
+            })
         })
+        .await
     }
 
     /// The role assignment of `project`, in normal form (roles by id, ids ascending); no
@@ -186,75 +184,6 @@ impl ToggleAdmin {
         Ok(decode_opt(&keys[1], access_record.as_ref())?.unwrap_or_default())
     }
 
-    /// What the ids `config` names are. `changes` is made
-    /// to require that each record read is unchanged at commit (a concurrently deleted user
-    /// then makes the commit retry instead of assigning a ghost).
-    async fn known_ids(
-        &self,
-        config: &ProjectAccessConfiguration,
-        changes: &mut ChangeSet,
-    ) -> Result<KnownIds> {
-        let role_ids: BTreeSet<i64> = config.roles.iter().map(|r| r.id).collect();
-        let user_ids: BTreeSet<i64> = config.roles.iter().flat_map(|r| r.users.clone()).collect();
-        let group_ids: BTreeSet<i64> = config.roles.iter().flat_map(|r| r.groups.clone()).collect();
-        let roles = self.roles_by_id(&role_ids, Some(changes)).await?;
-        let mut known = KnownIds {
-            roles: roles.iter().map(|(id, r)| (*id, r.role_type)).collect(),
-            ..KnownIds::default()
-        };
-        for (ids, into, key) in [
-            (&user_ids, &mut known.users, user_key as fn(i64) -> Key),
-            (&group_ids, &mut known.groups, group_key),
-        ] {
-            let keys: Vec<Key> = ids.iter().map(|id| key(*id)).collect();
-            let found = self.store.get_many(&keys).await?;
-            for ((id, key), record) in ids.iter().zip(keys).zip(found) {
-                changes.expect_revision(key, revision_of(record.as_ref()));
-                if record.is_some() {
-                    into.insert(*id);
-                }
-            }
-        }
-        Ok(known)
-    }
-
-    /// The roles with `ids` that exist (built-in or custom), by id. With `changes`, the
-    /// custom roles read must be unchanged at commit.
-    async fn roles_by_id(
-        &self,
-        ids: &BTreeSet<i64>,
-        changes: Option<&mut ChangeSet>,
-    ) -> Result<BTreeMap<i64, Role>> {
-        let mut roles = BTreeMap::new();
-        let custom: Vec<i64> = ids
-            .iter()
-            .copied()
-            .filter(|id| {
-                if let Some(role) = access::builtin_role(*id) {
-                    roles.insert(*id, role);
-                    false
-                } else {
-                    *id > access::LAST_BUILTIN_ROLE
-                }
-            })
-            .collect();
-        let keys: Vec<Key> = custom.iter().map(|id| role_key(*id)).collect();
-        let found = self.store.get_many(&keys).await?;
-        let mut expected = Vec::new();
-        for ((id, key), record) in custom.into_iter().zip(keys).zip(found) {
-            if let Some(role) = decode_opt::<Role>(&key, record.as_ref())? {
-                roles.insert(id, role);
-            }
-            expected.push((key, revision_of(record.as_ref())));
-        }
-        if let Some(changes) = changes {
-            for (key, revision) in expected {
-                changes.expect_revision(key, revision);
-            }
-        }
-        Ok(roles)
-    }
-
     /// The grants of user `user_id` now, as far as `checks` need them: its root role's
     /// permissions, and in each project a check names, the permissions of the roles it holds
     /// there directly or through its groups. A user that no longer exists holds nothing.
@@ -266,7 +195,7 @@ impl ToggleAdmin {
     pub(crate) async fn user_grants(
         &self,
         user_id: i64,
-        checks: &[Check<'_>],
+        needs: &[Need<'_>],
         basis: &mut Vec<(Key, Revision)>,
     ) -> Result<Vec<Grant>> {
         let key = user_key(user_id);
@@ -276,7 +205,7 @@ impl ToggleAdmin {
             return Ok(Vec::new());
         };
         let root = access::builtin_role(user.root_role).filter(|r| r.role_type == RoleType::Root);
-        let projects: BTreeSet<&str> = checks.iter().filter_map(|c| c.project).collect();
+        let projects: BTreeSet<&str> = needs.iter().filter_map(|c| c.project).collect();
         let mut held: Vec<(&str, Vec<Role>)> = Vec::new();
         for project in projects {
             let key = access_key(project);
@@ -297,13 +226,8 @@ impl ToggleAdmin {
                 }
             }
             let role_ids = access::roles_held(user.id, &config, &groups);
-            let mut read = ChangeSet::new();
-            let roles = self.roles_by_id(&role_ids, Some(&mut read)).await?;
-            for precondition in read.preconditions {
-                if let crate::store::Precondition::Record { key, revision } = precondition {
-                    basis.push((key, revision));
-                }
-            }
+            let (roles, read) = roles_with_revisions(self.reader(), &role_ids).await?;
+            basis.extend(read);
             held.push((project, roles.into_values().collect()));
         }
         Ok(access::grants_of(
@@ -311,4 +235,67 @@ impl ToggleAdmin {
             held.iter().map(|(p, roles)| (*p, roles.as_slice())),
         ))
     }
+}
+
+/// What the ids `config` names are, read through `reader` (in the flow, each record read
+/// is a precondition: a concurrently deleted user then makes the commit retry instead of
+/// assigning a ghost).
+async fn known_ids(reader: Reader<'_>, config: &ProjectAccessConfiguration) -> Result<KnownIds> {
+    let role_ids: BTreeSet<i64> = config.roles.iter().map(|r| r.id).collect();
+    let user_ids: BTreeSet<i64> = config.roles.iter().flat_map(|r| r.users.clone()).collect();
+    let group_ids: BTreeSet<i64> = config.roles.iter().flat_map(|r| r.groups.clone()).collect();
+    let roles = roles_by_id(reader, &role_ids).await?;
+    let mut known = KnownIds {
+        roles: roles.iter().map(|(id, r)| (*id, r.role_type)).collect(),
+        ..KnownIds::default()
+    };
+    for (ids, into, key) in [
+        (&user_ids, &mut known.users, user_key as fn(i64) -> Key),
+        (&group_ids, &mut known.groups, group_key),
+    ] {
+        let keys: Vec<Key> = ids.iter().map(|id| key(*id)).collect();
+        let found = reader.get_all(&keys).await?;
+        for (id, record) in ids.iter().zip(found) {
+            if record.is_some() {
+                into.insert(*id);
+            }
+        }
+    }
+    Ok(known)
+}
+
+/// The roles with `ids` that exist (built-in or custom), by id, read through `reader`; with
+/// the custom roles' records and their revisions.
+async fn roles_by_id(reader: Reader<'_>, ids: &BTreeSet<i64>) -> Result<BTreeMap<i64, Role>> {
+    Ok(roles_with_revisions(reader, ids).await?.0)
+}
+
+/// [`roles_by_id`] with the custom roles' keys and the revisions read.
+async fn roles_with_revisions(
+    reader: Reader<'_>,
+    ids: &BTreeSet<i64>,
+) -> Result<(BTreeMap<i64, Role>, Vec<(Key, Revision)>)> {
+    let mut roles = BTreeMap::new();
+    let custom: Vec<i64> = ids
+        .iter()
+        .copied()
+        .filter(|id| {
+            if let Some(role) = access::builtin_role(*id) {
+                roles.insert(*id, role);
+                false
+            } else {
+                *id > access::LAST_BUILTIN_ROLE
+            }
+        })
+        .collect();
+    let keys: Vec<Key> = custom.iter().map(|id| role_key(*id)).collect();
+    let found = reader.get_all(&keys).await?;
+    let mut read = Vec::new();
+    for ((id, key), record) in custom.into_iter().zip(keys).zip(found) {
+        if let Some(role) = decode_opt::<Role>(&key, record.as_ref())? {
+            roles.insert(id, role);
+        }
+        read.push((key, revision_of(record.as_ref())));
+    }
+    Ok((roles, read))
 }

@@ -4,13 +4,13 @@
 //! An application and its instances are one record, so deleting the application removes
 //! its instances in the same write: no instance can outlive its application.
 
-use super::records::{decode_opt, encode, revision_of};
+use super::records::{decode_opt, encode};
 use super::users::decode_listing;
-use super::{Check, ToggleAdmin, event};
+use super::{Authority, Need, Permit, ToggleAdmin};
 use crate::auth::{Caller, Permission};
 use crate::error::{Error, ErrorDetail, Result};
 use crate::model::{Application, ApplicationLinks};
-use crate::store::{ChangeSet, Collection, Key};
+use crate::store::{Collection, Key};
 
 pub(super) fn application_key(name: &str) -> Key {
     Key::new(Collection::Applications, name)
@@ -28,6 +28,11 @@ fn name_problem(name: &str) -> Option<&'static str> {
     }
 }
 
+/// What registering or deleting an application needs.
+fn application_needs() -> [Need<'static>; 1] {
+    [Need::root(Permission::UpdateApplication)]
+}
+
 fn application_not_found(name: &str) -> Error {
     Error::not_found(format!("Could not find appName={name}"))
 }
@@ -41,13 +46,12 @@ impl ToggleAdmin {
     /// instances given replace stored instances with the same `instanceId` and add the
     /// others (event `application-updated`). A registration that changes nothing writes
     /// nothing. The name must not be empty; instance ids must not be empty.
-    pub async fn register_application(
+    pub async fn register_application<'a>(
         &self,
-        caller: &Caller,
+        authority: impl Into<Authority<'a>>,
         application: &Application,
     ) -> Result<Application> {
-        let checks = [Check::root(Permission::UpdateApplication)];
-        let mut first = Some(self.require(caller, &checks).await?);
+        let permit = self.admit(authority.into(), &application_needs()).await?;
         let mut problems = Vec::new();
         if let Some(problem) = name_problem(&application.name) {
             problems.push(ErrorDetail::at("name", problem));
@@ -63,24 +67,19 @@ impl ToggleAdmin {
         if !problems.is_empty() {
             return Err(Error::validation("The application is not valid.", problems));
         }
-        retrying!("register_application", async {
-            let authorised = self.authorise_attempt(&mut first, caller, &checks).await?;
-            let key = application_key(&application.name);
-            let record = self.store.get(&key).await?;
-            let current: Option<Application> = decode_opt(&key, record.as_ref())?;
-            let merged = match &current {
-                None => stored_form(application),
-                Some(stored) => merge(stored, application),
-            };
-            if current.as_ref() == Some(&merged) {
-                return Ok(read_form(merged));
-            }
-            let mut changes = ChangeSet::new();
-            changes
-                .expect_revision(key.clone(), revision_of(record.as_ref()))
-                .put(key.clone(), encode(&key, &merged)?)
-                .event(event(
-                    caller,
+        self.change("register_application", permit, |tx| {
+            Box::pin(async move {
+                let key = application_key(&application.name);
+                let record = tx.get(&key).await?;
+                let current: Option<Application> = decode_opt(&key, record.as_ref())?;
+                let merged = match &current {
+                    None => stored_form(application),
+                    Some(stored) => merge(stored, application),
+                };
+                if current.as_ref() == Some(&merged) {
+                    return Ok(read_form(merged));
+                }
+                tx.put(key.clone(), encode(&key, &merged)?).record(
                     if current.is_some() {
                         "application-updated"
                     } else {
@@ -91,19 +90,17 @@ impl ToggleAdmin {
                     None,
                     current.as_ref().map(|c| encode(&key, c)).transpose()?,
                     Some(encode(&key, &merged)?),
-                ));
-            self.commit_as(&authorised, changes).await?;
-            Ok(read_form(merged))
+                );
+                Ok(read_form(merged))
+            })
         })
+        .await
     }
 
-    /// Check that `caller` may register or delete applications, before a body is read (the
-    /// HTTP order of checks: permission before body shape).
-    #[cfg(feature = "http")]
-    pub(crate) async fn require_application_permission(&self, caller: &Caller) -> Result<()> {
-        self.require(caller, &[Check::root(Permission::UpdateApplication)])
-            .await
-            .map(drop)
+    /// Admit `caller` to register or delete applications, before a body is read (the HTTP
+    /// order of checks: permission before body shape); the operations take this permit.
+    pub async fn permit_application_change(&self, caller: &Caller) -> Result<Permit> {
+        self.permit(caller, &application_needs()).await
     }
 
     /// Every registered application with its instances, by name. Any valid key may read
@@ -163,37 +160,36 @@ impl ToggleAdmin {
     /// admin.delete_application(&caller, "checkout-service").await?;
     /// # Ok(()) }
     /// ```
-    pub async fn delete_application(&self, caller: &Caller, name: &str) -> Result<()> {
-        let checks = [Check::root(Permission::UpdateApplication)];
-        let mut first = Some(self.require(caller, &checks).await?);
+    pub async fn delete_application<'a>(
+        &self,
+        authority: impl Into<Authority<'a>>,
+        name: &str,
+    ) -> Result<()> {
+        let permit = self.admit(authority.into(), &application_needs()).await?;
         if let Some(problem) = name_problem(name) {
             return Err(Error::invalid_at("appName", problem));
         }
-        retrying!("delete_application", async {
-            let authorised = self.authorise_attempt(&mut first, caller, &checks).await?;
-            let key = application_key(name);
-            let record = self.store.get(&key).await?;
-            let Some(current) = decode_opt::<Application>(&key, record.as_ref())? else {
-                return Ok(());
-            };
-            let mut changes = ChangeSet::new();
-            // The precondition makes concurrent deletes agree on who deleted it: the others
-            // re-read, find nothing, and record nothing.
-            changes
-                .expect_revision(key.clone(), revision_of(record.as_ref()))
-                .delete(key.clone())
-                .event(event(
-                    caller,
+        self.change("delete_application", permit, |tx| {
+            Box::pin(async move {
+                let key = application_key(name);
+                let record = tx.get(&key).await?;
+                let Some(current) = decode_opt::<Application>(&key, record.as_ref())? else {
+                    return Ok(());
+                };
+                // The precondition makes concurrent deletes agree on who deleted it: the others
+                // re-read, find nothing, and record nothing.
+                tx.delete(key.clone()).record(
                     "application-deleted",
                     None,
                     None,
                     None,
                     Some(encode(&key, &current)?),
                     None,
-                ));
-            self.commit_as(&authorised, changes).await?;
-            Ok(())
+                );
+                Ok(())
+            })
         })
+        .await
     }
 }
 

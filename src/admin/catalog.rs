@@ -3,13 +3,13 @@
 use super::records::{
     ContextFieldRecord, TagTypeRecord, encode, strategy_definition_key, tag_type_key,
 };
-use super::{Authorised, Check, ToggleAdmin, create_record};
+use super::{Need, Permit, ToggleAdmin};
 use crate::auth::{Caller, Permission};
 use crate::error::{Error, Result};
 use crate::import::is_builtin_strategy;
 use crate::model::{ContextField, StrategyDefinition, TagType};
 use crate::names::{MAX_NAME, display_name_problem, name_problem};
-use crate::store::{ChangeSet, Json, Key};
+use crate::store::{Json, Key};
 
 impl ToggleAdmin {
     /// Create a custom strategy definition. Needs `CREATE_STRATEGY`. The name must be 1–100
@@ -20,8 +20,9 @@ impl ToggleAdmin {
         caller: &Caller,
         definition: &StrategyDefinition,
     ) -> Result<StrategyDefinition> {
-        let checks = [Check::root(Permission::CreateStrategy)];
-        let first = self.require(caller, &checks).await?;
+        let permit = self
+            .permit(caller, &[Need::root(Permission::CreateStrategy)])
+            .await?;
         if let Some(problem) = name_problem(&definition.name, 100) {
             return Err(Error::invalid_at("name", problem));
         }
@@ -54,9 +55,7 @@ impl ToggleAdmin {
         let key = strategy_definition_key(&created.name);
         let value = encode(&key, &created)?;
         self.create_absent(
-            caller,
-            first,
-            &checks,
+            permit,
             "create_strategy_definition",
             key,
             value,
@@ -69,32 +68,28 @@ impl ToggleAdmin {
 
     /// Create the record `value` at `key`, which must not exist yet (else `taken()`), with
     /// one `event_type` event carrying it: how the catalogue's named things (strategy
-    /// definitions, tag types, context fields) are created. `first` authorises the first
-    /// attempt; a conflict is decided again, and only a record that exists is a name clash.
-    // Each argument is one of the things the three creates differ in.
-    #[allow(clippy::too_many_arguments)]
+    /// definitions, tag types, context fields) are created. A conflict is decided again, and
+    /// only a record that exists is a name clash.
     pub(super) async fn create_absent(
         &self,
-        caller: &Caller,
-        first: Authorised,
-        checks: &[Check<'_>],
+        permit: Permit,
         what: &'static str,
         key: Key,
         value: Json,
         event_type: &str,
-        taken: impl Fn() -> Error,
+        taken: impl Fn() -> Error + Send + Sync,
     ) -> Result<()> {
-        let mut first = Some(first);
-        retrying!(what, async {
-            let authorised = self.authorise_attempt(&mut first, caller, checks).await?;
-            if self.store.get(&key).await?.is_some() {
-                return Err(taken());
-            }
-            let mut changes = ChangeSet::new();
-            create_record(&mut changes, caller, key.clone(), value.clone(), event_type);
-            self.commit_as(&authorised, changes).await?;
-            Ok(())
+        let (key, value, taken) = (&key, &value, &taken);
+        self.change(what, permit, |tx| {
+            Box::pin(async move {
+                if tx.get(key).await?.is_some() {
+                    return Err(taken());
+                }
+                tx.create(key.clone(), value.clone(), event_type);
+                Ok(())
+            })
         })
+        .await
     }
 
     /// Every strategy definition, built-ins included, by name. Any valid key may read them.
@@ -125,8 +120,9 @@ impl ToggleAdmin {
     /// Create a tag type. Needs `CREATE_TAG_TYPE`. The name must be 2–50 URL-friendly
     /// characters and not taken (`simple` included); `color` is `#RRGGBB`.
     pub async fn create_tag_type(&self, caller: &Caller, tag_type: &TagType) -> Result<TagType> {
-        let checks = [Check::root(Permission::CreateTagType)];
-        let first = self.require(caller, &checks).await?;
+        let permit = self
+            .permit(caller, &[Need::root(Permission::CreateTagType)])
+            .await?;
         if let Some(problem) = crate::import::tag_type_name_problem(&tag_type.name) {
             return Err(Error::invalid_at("name", problem));
         }
@@ -151,9 +147,7 @@ impl ToggleAdmin {
         let key = tag_type_key(&record.name);
         let value = encode(&key, &record)?;
         self.create_absent(
-            caller,
-            first,
-            &checks,
+            permit,
             "create_tag_type",
             key,
             value,

@@ -72,6 +72,15 @@ impl ToggleAdmin {
         query: &ClientFeaturesQuery,
     ) -> Result<ClientFeaturesDocument> {
         let scope = self.client_scope(caller).await?;
+        self.client_document_in(scope, query).await
+    }
+
+    /// [`client_document`](Self::client_document) for a key's `scope` already decided.
+    pub(super) async fn client_document_in(
+        &self,
+        scope: super::client_scope::Scope,
+        query: &ClientFeaturesQuery,
+    ) -> Result<ClientFeaturesDocument> {
         let cache_key = (scope, query.clone());
         let latest = self.store.revision().await?;
         if let Some(document) = self.cached(&cache_key, latest) {

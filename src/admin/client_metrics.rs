@@ -22,15 +22,14 @@ use chrono::{DateTime, DurationRound, TimeDelta, Utc};
 use serde::{Deserialize, Serialize};
 use unleash_types::client_metrics::{ClientApplication, ClientMetrics};
 
-use super::ToggleAdmin;
 use super::applications::{application_key, merge, stored_form};
-use super::client_scope::client_key_basis;
-use super::records::{SEP, decode_opt, encode, revision_of};
+use super::records::{SEP, decode_opt, encode};
+use super::{Authority, ToggleAdmin};
 use crate::auth::Caller;
 use crate::error::{Error, Result};
 use crate::model::{Application, ApplicationInstance};
 use crate::model::{FeatureEnvironmentMetrics, FeatureUsage};
-use crate::store::{ChangeSet, Collection, Key};
+use crate::store::{Collection, Key};
 
 /// How long buffered metrics may wait for a write, by default.
 pub const DEFAULT_METRICS_FLUSH_INTERVAL: Duration = Duration::from_secs(5);
@@ -144,9 +143,9 @@ impl ToggleAdmin {
     /// SDK version and strategies, and the instance (`instanceId`, `default` if none) is
     /// listed with the key's environment and `lastSeen` now. Any valid key; a revoked one
     /// fails with [`Error::AuthenticationRequired`], and a revocation racing the write wins.
-    pub async fn register_client(
+    pub async fn register_client<'a>(
         &self,
-        caller: &Caller,
+        authority: impl Into<Authority<'a>>,
         registration: &ClientApplication,
     ) -> Result<()> {
         if let Some(problem) =
@@ -158,41 +157,39 @@ impl ToggleAdmin {
             ));
         }
         let now = Utc::now();
-        retrying!("register_client", async {
-            let (scope, key_basis) = client_key_basis(self, caller).await?;
-            let instance = ApplicationInstance {
-                instance_id: registration
-                    .instance_id
-                    .clone()
-                    .filter(|i| !i.trim().is_empty())
-                    .unwrap_or_else(|| "default".to_owned()),
-                sdk_version: registration.metadata.sdk_version.clone(),
-                environment: Some(scope.clone()),
-                last_seen: Some(now),
-            };
-            let update = Application {
-                name: registration.app_name.clone(),
-                sdk_version: registration.metadata.sdk_version.clone(),
-                strategies: registration.strategies.clone(),
-                instances: vec![instance],
-                ..Application::default()
-            };
-            let key = application_key(&registration.app_name);
-            let record = self.store.get(&key).await?;
-            let current: Option<Application> = decode_opt(&key, record.as_ref())?;
-            let merged = match &current {
-                None => stored_form(&update),
-                Some(stored) => merge(stored, &update),
-            };
-            let mut changes = ChangeSet::new();
-            changes
-                .expect_revision(key_basis.0, key_basis.1)
-                .expect_revision(key.clone(), revision_of(record.as_ref()))
-                .put(key.clone(), encode(&key, &merged)?);
-            super::stored_text::refuse_nul(&changes)?;
-            self.store.commit(changes).await?;
-            Ok(())
+        let (permit, scope) = self.permit_client(authority.into()).await?;
+        let scope = &scope;
+        self.change("register_client", permit, |tx| {
+            Box::pin(async move {
+                let instance = ApplicationInstance {
+                    instance_id: registration
+                        .instance_id
+                        .clone()
+                        .filter(|i| !i.trim().is_empty())
+                        .unwrap_or_else(|| "default".to_owned()),
+                    sdk_version: registration.metadata.sdk_version.clone(),
+                    environment: Some(scope.clone()),
+                    last_seen: Some(now),
+                };
+                let update = Application {
+                    name: registration.app_name.clone(),
+                    sdk_version: registration.metadata.sdk_version.clone(),
+                    strategies: registration.strategies.clone(),
+                    instances: vec![instance],
+                    ..Application::default()
+                };
+                let key = application_key(&registration.app_name);
+                let record = tx.get(&key).await?;
+                let current: Option<Application> = decode_opt(&key, record.as_ref())?;
+                let merged = match &current {
+                    None => stored_form(&update),
+                    Some(stored) => merge(stored, &update),
+                };
+                tx.put(key.clone(), encode(&key, &merged)?);
+                Ok(())
+            })
         })
+        .await
     }
 
     /// Add an SDK's metrics report (`POST /api/client/metrics`) to the buffer, counted in the
@@ -201,12 +198,13 @@ impl ToggleAdmin {
     /// the next report: the counts stay buffered). Any valid key. Counts for names that
     /// cannot be feature names (not URL-friendly, over 255 characters) are ignored; an
     /// application name that cannot be one → [`Error::Validation`].
-    pub async fn record_client_metrics(
+    pub async fn record_client_metrics<'a>(
         &self,
-        caller: &Caller,
+        authority: impl Into<Authority<'a>>,
         report: &ClientMetrics,
     ) -> Result<()> {
-        let (environment, _) = client_key_basis(self, caller).await?;
+        let (_, scope) = self.sdk_scope(authority.into()).await?;
+        let environment = scope.environment;
         if let Some(problem) =
             crate::names::display_name_problem(&report.app_name, crate::names::MAX_NAME)
         {
@@ -285,33 +283,36 @@ impl ToggleAdmin {
         if taken.is_empty() {
             return Ok(());
         }
-        let written = retrying!("flush_client_metrics", async {
-            let features: BTreeSet<&str> = taken.keys().map(|(f, _, _, _)| f.as_str()).collect();
-            let keys: Vec<Key> = features.iter().map(|f| metrics_key(f)).collect();
-            let records = self.store.get_many(&keys).await?;
-            let oldest = Utc::now() - TimeDelta::hours(RETENTION_HOURS);
-            let mut changes = ChangeSet::new();
-            for ((feature, key), record) in features.iter().zip(&keys).zip(&records) {
-                let mut stored: MetricsRecord =
-                    decode_opt(key, record.as_ref())?.unwrap_or_default();
-                let mut merged = into_map(stored.metrics);
-                for ((f, app, env, hour), counts) in &taken {
-                    if f == feature {
-                        merged
-                            .entry((f.clone(), app.clone(), env.clone(), *hour))
-                            .or_default()
-                            .add(counts);
+        let taken_ref = &taken;
+        let written = self
+            .change_unkeyed("flush_client_metrics", "metrics", |tx| {
+                Box::pin(async move {
+                    let taken = taken_ref;
+                    let features: BTreeSet<&str> =
+                        taken.keys().map(|(f, _, _, _)| f.as_str()).collect();
+                    let keys: Vec<Key> = features.iter().map(|f| metrics_key(f)).collect();
+                    let records = tx.reader().get_all(&keys).await?;
+                    let oldest = Utc::now() - TimeDelta::hours(RETENTION_HOURS);
+                    for ((feature, key), record) in features.iter().zip(&keys).zip(&records) {
+                        let mut stored: MetricsRecord =
+                            decode_opt(key, record.as_ref())?.unwrap_or_default();
+                        let mut merged = into_map(stored.metrics);
+                        for ((f, app, env, hour), counts) in taken {
+                            if f == feature {
+                                merged
+                                    .entry((f.clone(), app.clone(), env.clone(), *hour))
+                                    .or_default()
+                                    .add(counts);
+                            }
+                        }
+                        merged.retain(|(_, _, _, hour), _| *hour >= oldest);
+                        stored.metrics = from_map(merged);
+                        tx.put(key.clone(), encode(key, &stored)?);
                     }
-                }
-                merged.retain(|(_, _, _, hour), _| *hour >= oldest);
-                stored.metrics = from_map(merged);
-                changes
-                    .expect_revision(key.clone(), revision_of(record.as_ref()))
-                    .put(key.clone(), encode(key, &stored)?);
-            }
-            self.store.commit(changes).await?;
-            Ok(())
-        });
+                    Ok(())
+                })
+            })
+            .await;
         if let Err(error) = written {
             if let Ok(mut buffer) = self.client.metrics.buffer.lock() {
                 for (bucket, counts) in taken {

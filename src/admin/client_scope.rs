@@ -3,8 +3,9 @@
 
 use chrono::Utc;
 
+use super::permit::expired;
 use super::records::{api_key_key, decode};
-use super::{ToggleAdmin, keys};
+use super::{Authority, ToggleAdmin};
 use crate::auth::{ApiKeyInfo, Caller, KeyAccess};
 use crate::error::{Error, Result};
 use crate::store::{Key, Revision};
@@ -45,25 +46,47 @@ impl ToggleAdmin {
             decoded = decode(&key, &record.value)?;
             &decoded
         };
-        if info.is_expired_at(Utc::now()) {
-            return Err(keys::expired());
-        }
-        let scope = match &info.access {
-            KeyAccess::Client {
-                projects,
-                environment,
-                ..
-            } => Scope {
-                projects: (!projects.iter().any(|p| p == "*")).then(|| projects.clone()),
-                environment: environment.clone(),
-            },
-            _ => Scope {
-                projects: None,
-                environment: DEFAULT_CLIENT_ENVIRONMENT.to_owned(),
-            },
-        };
-        Ok((scope, (key, record.revision)))
+        Ok((scope_of(info)?, (key, record.revision)))
     }
+
+    /// The scope of the SDK key `permit` admitted, as its authentication read it (no second
+    /// read of the key in the same request); of a caller, read afresh.
+    pub(super) async fn sdk_scope(&self, authority: Authority<'_>) -> Result<(Caller, Scope)> {
+        match authority {
+            Authority::Permit(permit) if ToggleAdmin::is_sdk(&permit) => {
+                let scope = scope_of(&permit.caller().info)?;
+                Ok((permit.caller().clone(), scope))
+            }
+            Authority::Permit(permit) => {
+                let scope = self.client_scope(permit.caller()).await?;
+                Ok((permit.caller().clone(), scope))
+            }
+            Authority::Caller(caller) => Ok((caller.clone(), self.client_scope(caller).await?)),
+        }
+    }
+}
+
+/// The scope a key's description gives: its projects and environment (an admin key reads
+/// everything in the default environment). An expired key has none.
+fn scope_of(info: &ApiKeyInfo) -> Result<Scope> {
+    if info.is_expired_at(Utc::now()) {
+        return Err(expired());
+    }
+    let scope = match &info.access {
+        KeyAccess::Client {
+            projects,
+            environment,
+            ..
+        } => Scope {
+            projects: (!projects.iter().any(|p| p == "*")).then(|| projects.clone()),
+            environment: environment.clone(),
+        },
+        _ => Scope {
+            projects: None,
+            environment: DEFAULT_CLIENT_ENVIRONMENT.to_owned(),
+        },
+    };
+    Ok(scope)
 }
 
 /// The environment `caller` reports in, and its key's record with the revision read (a

@@ -4,7 +4,7 @@ use chrono::Utc;
 
 use super::catalog::context_field_view;
 use super::records::{ContextFieldRecord, context_field_key, encode};
-use super::{Check, ToggleAdmin};
+use super::{Need, ToggleAdmin};
 use crate::auth::{Caller, Permission};
 use crate::error::{Error, ErrorDetail, Result};
 use crate::import::is_builtin_context_field;
@@ -24,8 +24,9 @@ impl ToggleAdmin {
         caller: &Caller,
         field: &ContextField,
     ) -> Result<ContextField> {
-        let checks = [Check::root(Permission::CreateContextField)];
-        let first = self.require(caller, &checks).await?;
+        let permit = self
+            .permit(caller, &[Need::root(Permission::CreateContextField)])
+            .await?;
         let mut problems = Vec::new();
         if let Some(problem) = name_problem(&field.name, 100) {
             problems.push(ErrorDetail::at("name", problem));
@@ -81,9 +82,7 @@ impl ToggleAdmin {
         let key = context_field_key(&record.name);
         let value = encode(&key, &record)?;
         self.create_absent(
-            caller,
-            first,
-            &checks,
+            permit,
             "create_context_field",
             key,
             value,

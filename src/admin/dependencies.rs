@@ -6,15 +6,15 @@ use std::collections::BTreeMap;
 
 use super::records::{
     FeatureDependenciesRecord, FeatureRecord, decode, decode_opt, encode, feature_dependencies_key,
-    feature_key, project_key, revision_of,
+    feature_key, project_key,
 };
 use super::tags::check_feature;
-use super::{Check, ToggleAdmin, event};
+use super::{Need, ToggleAdmin};
 use crate::auth::{Caller, Permission};
 use crate::error::{Error, Result};
 use crate::import::{dependency_problem, normalise_dependency, upsert};
 use crate::model::ParentDependency;
-use crate::store::{ChangeSet, Collection};
+use crate::store::Collection;
 
 impl ToggleAdmin {
     /// The parents of `feature` in `project`. Any valid key may read them.
@@ -45,67 +45,67 @@ impl ToggleAdmin {
         feature: &str,
         dependency: &ParentDependency,
     ) -> Result<()> {
-        let checks = [Check::project(Permission::UpdateFeatureDependency, project)];
-        let mut first = Some(self.require(caller, &checks).await?);
+        let permit = self
+            .permit(
+                caller,
+                &[Need::project(Permission::UpdateFeatureDependency, project)],
+            )
+            .await?;
         let dependency = normalise_dependency(dependency);
-        retrying!("add_feature_dependency", async {
-            let authorised = self.authorise_attempt(&mut first, caller, &checks).await?;
-            let [p] = self.reader().read(&[project_key(project)]).await?;
-            let features = self.store.list(Collection::Features, "").await?;
-            let mut projects = BTreeMap::new();
-            for (id, record) in &features.records {
-                let f: FeatureRecord = decode(&feature_key(id), &record.value)?;
-                if f.name == feature {
-                    check_feature(project, feature, p.is_some(), Some(f.clone()))?;
+        let dependency = &dependency;
+        self.change("add_feature_dependency", permit, |tx| {
+            Box::pin(async move {
+                let [p] = tx.reader().read(&[project_key(project)]).await?;
+                let features = tx.list(Collection::Features, "").await?;
+                let mut projects = BTreeMap::new();
+                for (id, record) in &features.records {
+                    let f: FeatureRecord = decode(&feature_key(id), &record.value)?;
+                    if f.name == feature {
+                        check_feature(project, feature, p.is_some(), Some(f.clone()))?;
+                    }
+                    if !f.archived {
+                        projects.insert(f.name.clone(), f.project.clone());
+                    }
                 }
-                if !f.archived {
-                    projects.insert(f.name.clone(), f.project.clone());
+                if !projects.contains_key(feature) {
+                    check_feature(project, feature, p.is_some(), None)?;
                 }
-            }
-            if !projects.contains_key(feature) {
-                check_feature(project, feature, p.is_some(), None)?;
-            }
-            let listing = self.store.list(Collection::FeatureDependencies, "").await?;
-            let mut graph = BTreeMap::new();
-            for (id, record) in &listing.records {
-                let d: FeatureDependenciesRecord =
-                    decode(&feature_dependencies_key(id), &record.value)?;
-                graph.insert(id.clone(), d.parents);
-            }
-            let before = graph.get(feature).cloned().unwrap_or_default();
-            let after = upsert(&before, dependency.clone());
-            if after == before {
-                return Ok(());
-            }
-            graph.insert(feature.to_owned(), after.clone());
-            let project_of = |name: &str| projects.get(name).cloned();
-            if let Some(problem) =
-                dependency_problem(feature, &dependency.feature, &graph, &project_of)
-            {
-                return Err(Error::invalid_at("feature", problem));
-            }
-            let key = feature_dependencies_key(feature);
-            let mut changes = ChangeSet::new();
-            changes
-                .expect_revision(project_key(project), revision_of(p.as_ref()))
-                .expect_collection(Collection::Features, features.revision)
-                .expect_collection(Collection::FeatureDependencies, listing.revision)
-                .put(
+                let listing = tx.list(Collection::FeatureDependencies, "").await?;
+                let mut graph = BTreeMap::new();
+                for (id, record) in &listing.records {
+                    let d: FeatureDependenciesRecord =
+                        decode(&feature_dependencies_key(id), &record.value)?;
+                    graph.insert(id.clone(), d.parents);
+                }
+                let before = graph.get(feature).cloned().unwrap_or_default();
+                let after = upsert(&before, dependency.clone());
+                if after == before {
+                    return Ok(());
+                }
+                graph.insert(feature.to_owned(), after.clone());
+                let project_of = |name: &str| projects.get(name).cloned();
+                if let Some(problem) =
+                    dependency_problem(feature, &dependency.feature, &graph, &project_of)
+                {
+                    return Err(Error::invalid_at("feature", problem));
+                }
+                let key = feature_dependencies_key(feature);
+                tx.put(
                     key.clone(),
                     encode(&key, &FeatureDependenciesRecord { parents: after })?,
                 )
-                .event(event(
-                    caller,
+                .record(
                     "feature-dependency-added",
                     Some(project),
                     Some(feature),
                     None,
                     None,
                     Some(Json::of(&dependency)),
-                ));
-            self.commit_as(&authorised, changes).await?;
-            Ok(())
+                );
+                Ok(())
+            })
         })
+        .await
     }
 
     /// Remove the dependency of `feature` on `parent`. Needs `UPDATE_FEATURE_DEPENDENCY` in
@@ -118,48 +118,48 @@ impl ToggleAdmin {
         feature: &str,
         parent: &str,
     ) -> Result<()> {
-        let checks = [Check::project(Permission::UpdateFeatureDependency, project)];
-        let mut first = Some(self.require(caller, &checks).await?);
-        retrying!("remove_feature_dependency", async {
-            let authorised = self.authorise_attempt(&mut first, caller, &checks).await?;
-            let keys = [
-                project_key(project),
-                feature_key(feature),
-                feature_dependencies_key(feature),
-            ];
-            let records = self.reader().read(&keys).await?;
-            check_feature(
-                project,
-                feature,
-                records[0].is_some(),
-                decode_opt(&keys[1], records[1].as_ref())?,
-            )?;
-            let mut current: FeatureDependenciesRecord =
-                decode_opt(&keys[2], records[2].as_ref())?.unwrap_or_default();
-            let Some(at) = current.parents.iter().position(|p| p.feature == parent) else {
-                return Ok(());
-            };
-            let removed = current.parents.remove(at);
-            let mut changes = ChangeSet::new();
-            for (key, record) in keys.iter().zip(&records) {
-                changes.expect_revision(key.clone(), revision_of(record.as_ref()));
-            }
-            if current.parents.is_empty() {
-                changes.delete(keys[2].clone());
-            } else {
-                changes.put(keys[2].clone(), encode(&keys[2], &current)?);
-            }
-            changes.event(event(
+        let permit = self
+            .permit(
                 caller,
-                "feature-dependency-removed",
-                Some(project),
-                Some(feature),
-                None,
-                Some(Json::of(&removed)),
-                None,
-            ));
-            self.commit_as(&authorised, changes).await?;
-            Ok(())
+                &[Need::project(Permission::UpdateFeatureDependency, project)],
+            )
+            .await?;
+        self.change("remove_feature_dependency", permit, |tx| {
+            Box::pin(async move {
+                let keys = [
+                    project_key(project),
+                    feature_key(feature),
+                    feature_dependencies_key(feature),
+                ];
+                let records = tx.reader().read(&keys).await?;
+                check_feature(
+                    project,
+                    feature,
+                    records[0].is_some(),
+                    decode_opt(&keys[1], records[1].as_ref())?,
+                )?;
+                let mut current: FeatureDependenciesRecord =
+                    decode_opt(&keys[2], records[2].as_ref())?.unwrap_or_default();
+                let Some(at) = current.parents.iter().position(|p| p.feature == parent) else {
+                    return Ok(());
+                };
+                let removed = current.parents.remove(at);
+                if current.parents.is_empty() {
+                    tx.delete(keys[2].clone());
+                } else {
+                    tx.put(keys[2].clone(), encode(&keys[2], &current)?);
+                }
+                tx.record(
+                    "feature-dependency-removed",
+                    Some(project),
+                    Some(feature),
+                    None,
+                    Some(Json::of(&removed)),
+                    None,
+                );
+                Ok(())
+            })
         })
+        .await
     }
 }

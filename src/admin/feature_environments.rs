@@ -10,14 +10,13 @@ use serde_json::{Map, Value};
 use super::reader::Reader;
 use super::records::{
     FeatureEnvironmentRecord, decode_opt, encode, feature_environment_found,
-    feature_environment_keys, revision_of,
+    feature_environment_keys,
 };
-use super::{Check, ToggleAdmin, event};
+use super::{Need, ToggleAdmin};
 use crate::auth::{Caller, Permission};
 use crate::error::{Error, Result};
 use crate::import::{Issues, StrategyContext, default_strategy, normalise_strategy};
 use crate::model::{ContextField, FeatureStrategy, Segment, StrategyDefinition, StrategySortOrder};
-use crate::store::{ChangeSet, Collection};
 
 /// The most strategies a feature may have in one environment (Unleash's default limit).
 const MAX_STRATEGIES: usize = 30;
@@ -88,7 +87,7 @@ impl ToggleAdmin {
     /// [`add_strategy`](Self::add_strategy) of a strategy as Unleash's admin API takes it:
     /// numbers and booleans where strings belong (parameters, constraint values) and numeric
     /// strings where numbers belong (`sortOrder`, segment ids) are coerced.
-    pub(crate) async fn add_strategy_json(
+    pub async fn add_strategy_json(
         &self,
         caller: &Caller,
         project: &str,
@@ -96,7 +95,7 @@ impl ToggleAdmin {
         environment: &str,
         raw: &Value,
     ) -> Result<FeatureStrategy> {
-        let check = Check::environment(Permission::CreateFeatureStrategy, project, environment);
+        let check = Need::environment(Permission::CreateFeatureStrategy, project, environment);
         let id = uuid::Uuid::new_v4().to_string();
         self.change_feature_environment(caller, &[check], project, feature, environment, |fe: &mut FeatureEnvironmentRecord, catalogue: &Catalogue| {
             let mut added = checked_strategy(catalogue, raw, project, feature)?;
@@ -134,7 +133,7 @@ impl ToggleAdmin {
 
     /// [`update_strategy`](Self::update_strategy) of an update as Unleash's admin API takes
     /// it (coerced as in [`add_strategy_json`](Self::add_strategy_json); `name` optional).
-    pub(crate) async fn update_strategy_json(
+    pub async fn update_strategy_json(
         &self,
         caller: &Caller,
         project: &str,
@@ -143,7 +142,7 @@ impl ToggleAdmin {
         id: &str,
         raw: &Value,
     ) -> Result<FeatureStrategy> {
-        let check = Check::environment(Permission::UpdateFeatureStrategy, project, environment);
+        let check = Need::environment(Permission::UpdateFeatureStrategy, project, environment);
         let Value::Object(update) = raw else {
             return Err(Error::invalid_at("", "a strategy must be an object"));
         };
@@ -190,7 +189,7 @@ impl ToggleAdmin {
         environment: &str,
         orders: &[StrategySortOrder],
     ) -> Result<()> {
-        let check = Check::environment(Permission::UpdateFeatureStrategy, project, environment);
+        let check = Need::environment(Permission::UpdateFeatureStrategy, project, environment);
         self.change_feature_environment(
             caller,
             &[check],
@@ -238,7 +237,7 @@ impl ToggleAdmin {
         environment: &str,
         id: &str,
     ) -> Result<()> {
-        let check = Check::environment(Permission::DeleteFeatureStrategy, project, environment);
+        let check = Need::environment(Permission::DeleteFeatureStrategy, project, environment);
         self.change_feature_environment(
             caller,
             &[check],
@@ -274,13 +273,13 @@ impl ToggleAdmin {
         environment: &str,
         enabled: bool,
     ) -> Result<()> {
-        let mut checks = vec![Check::environment(
+        let mut checks = vec![Need::environment(
             Permission::UpdateFeatureEnvironment,
             project,
             environment,
         )];
         if enabled {
-            checks.push(Check::environment(
+            checks.push(Need::environment(
                 Permission::CreateFeatureStrategy,
                 project,
                 environment,
@@ -333,70 +332,61 @@ impl ToggleAdmin {
     /// Read-decide-commit on one feature environment, with the 404s of
     /// [`strategies`](Self::strategies) and a 400 for archived features. `decide` changes the
     /// record and names the events; the catalogue it reads is part of the preconditions.
-    async fn change_feature_environment<T>(
+    async fn change_feature_environment<T: Send>(
         &self,
         caller: &Caller,
-        checks: &[Check<'_>],
+        needs: &[Need<'_>],
         project: &str,
         feature: &str,
         environment: &str,
-        decide: impl Fn(&mut FeatureEnvironmentRecord, &Catalogue) -> Result<(T, Vec<Change>)>,
+        decide: impl Fn(&mut FeatureEnvironmentRecord, &Catalogue) -> Result<(T, Vec<Change>)>
+        + Send
+        + Sync,
     ) -> Result<T> {
-        let mut first = Some(self.require(caller, checks).await?);
-        retrying!("change_feature_environment", async {
-            let authorised = self.authorise_attempt(&mut first, caller, checks).await?;
-            let keys = feature_environment_keys(project, feature, environment);
-            let (definitions_rev, definitions) = self.reader().strategy_definition_map().await?;
-            let (fields_rev, fields) = self.reader().context_field_map().await?;
-            let (segments_rev, segments) = self.reader().segment_list().await?;
-            let catalogue = Catalogue {
-                definitions,
-                fields,
-                segments,
-            };
-            let revisions = [
-                (Collection::StrategyDefinitions, definitions_rev),
-                (Collection::ContextFields, fields_rev),
-                (Collection::Segments, segments_rev),
-            ];
-            let records = self.reader().read(&keys).await?;
-            let archived =
-                feature_environment_found(project, feature, environment, &keys, &records)?;
-            if archived {
-                return Err(Error::invalid_at(
-                    "featureName",
-                    format!(
-                        "The feature \"{feature}\" is archived; archived features cannot be changed."
-                    ),
-                ));
-            }
-            let mut fe: FeatureEnvironmentRecord =
-                decode_opt(&keys[3], records[3].as_ref())?.unwrap_or_default();
-            let (result, events) = decide(&mut fe, &catalogue)?;
-            let mut changes = ChangeSet::new();
-            for (key, record) in keys.iter().zip(&records) {
-                changes.expect_revision(key.clone(), revision_of(record.as_ref()));
-            }
-            for (collection, revision) in revisions {
-                changes.expect_collection(collection, revision);
-            }
-            if !events.is_empty() {
-                changes.put(keys[3].clone(), encode(&keys[3], &fe)?);
-                for (kind, pre, data) in events {
-                    changes.event(event(
-                        caller,
-                        kind,
-                        Some(project),
-                        Some(feature),
-                        Some(environment),
-                        pre,
-                        data,
+        let permit = self.permit(caller, needs).await?;
+        let decide = &decide;
+        self.change("change_feature_environment", permit, |tx| {
+            Box::pin(async move {
+                let keys = feature_environment_keys(project, feature, environment);
+                let (_, definitions) = tx.reader().strategy_definition_map().await?;
+                let (_, fields) = tx.reader().context_field_map().await?;
+                let (_, segments) = tx.reader().segment_list().await?;
+                let catalogue = Catalogue {
+                    definitions,
+                    fields,
+                    segments,
+                };
+                let records = tx.read(&keys).await?;
+                let archived =
+                    feature_environment_found(project, feature, environment, &keys, &records)?;
+                if archived {
+                    return Err(Error::invalid_at(
+                        "featureName",
+                        format!(
+                            "The feature \"{feature}\" is archived; archived features cannot be changed."
+                        ),
                     ));
                 }
-                self.commit_as(&authorised, changes).await?;
-            }
-            Ok(result)
+                let mut fe: FeatureEnvironmentRecord =
+                    decode_opt(&keys[3], records[3].as_ref())?.unwrap_or_default();
+                let (result, events) = decide(&mut fe, &catalogue)?;
+                if !events.is_empty() {
+                    tx.put(keys[3].clone(), encode(&keys[3], &fe)?);
+                    for (kind, pre, data) in events {
+                        tx.record(
+                            kind,
+                            Some(project),
+                            Some(feature),
+                            Some(environment),
+                            pre,
+                            data,
+                        );
+                    }
+                }
+                Ok(result)
+            })
         })
+        .await
     }
 }
 

@@ -1,20 +1,24 @@
-//! Reading features: one feature in Unleash's `featureSchema` (environments with their
-//! strategies and variants, parents, children, creator and collaborators) and a project's
-//! archive.
+//! Features: create and archive one; read one in Unleash's `featureSchema` (environments
+//! with their strategies and variants, parents, children, creator and collaborators) and a
+//! project's archive.
 
-use super::ToggleAdmin;
+use chrono::Utc;
+
 use super::reader::Reader;
 use super::records::{
     FeatureDependenciesRecord, FeatureEnvironmentRecord, FeatureRecord, SEP, decode, decode_opt,
-    feature_key, project_key,
+    encode, feature_key, project_key,
 };
 use super::records::{feature_not_found, project_not_found};
-use crate::auth::Caller;
-use crate::error::Result;
+use super::{Need, ToggleAdmin};
+use crate::auth::{Caller, Permission};
+use crate::error::{Error, Result};
 use crate::model::ArchivedFeatures;
+use crate::model::NewFeature;
 use crate::model::{
     Environment, Feature, FeatureEnvironment, FeatureStrategy, ParentDependency, Project,
 };
+use crate::names::name_problem;
 use crate::store::Collection;
 
 impl ToggleAdmin {
@@ -120,6 +124,161 @@ impl ToggleAdmin {
             version: 2,
             features: archived,
         })
+    }
+
+    /// Create a feature in `project`. Needs `CREATE_FEATURE` in the project.
+    ///
+    /// The name must be 1–100 URL-friendly characters, unique across all projects (archived
+    /// features included) → [`Error::NameExists`](crate::Error::NameExists), and match the
+    /// project's naming pattern; the project's feature limit counts its features that are
+    /// not archived. The feature starts disabled in every environment of its project.
+    pub async fn create_feature(
+        &self,
+        caller: &Caller,
+        project: &str,
+        feature: &NewFeature,
+    ) -> Result<Feature> {
+        let permit = self
+            .permit(caller, &[Need::project(Permission::CreateFeature, project)])
+            .await?;
+        if let Some(problem) = name_problem(&feature.name, 100) {
+            return Err(Error::invalid_at("name", problem));
+        }
+        let user = self.acting_user(caller).await?;
+        let user = &user;
+        self.change("create_feature", permit, |tx| {
+            Box::pin(async move {
+                let pkey = project_key(project);
+                let fkey = feature_key(&feature.name);
+                let [project_record, feature_record] =
+                    tx.read(&[pkey.clone(), fkey.clone()]).await?;
+                let current: Project = decode_opt(&pkey, project_record.as_ref())?
+                    .ok_or_else(|| project_not_found(project))?;
+                if feature_record.is_some() {
+                    return Err(Error::name_exists(format!(
+                        "A feature named \"{}\" already exists.",
+                        feature.name
+                    )));
+                }
+                if let Some(naming) = &current.feature_naming {
+                    let regex = crate::names::naming_regex(&naming.pattern)
+                        .map_err(|p| Error::invalid_at("name", p))?;
+                    if !regex.is_match(&feature.name) {
+                        let mut message = format!(
+                            "The feature name \"{}\" does not match the project's naming pattern \"{}\"",
+                            feature.name, naming.pattern
+                        );
+                        if let Some(example) = &naming.example {
+                            message.push_str(&format!(" (for example \"{example}\")"));
+                        }
+                        return Err(Error::invalid_at("name", message));
+                    }
+                }
+                if let Some(limit) = current.feature_limit {
+                    let all = tx.list(Collection::Features, "").await?;
+                    let mut active = 0u64;
+                    for (id, record) in &all.records {
+                        let existing: FeatureRecord = decode(&feature_key(id), &record.value)?;
+                        if existing.project == project && !existing.archived {
+                            active += 1;
+                        }
+                    }
+                    if active >= u64::from(limit) {
+                        return Err(Error::invalid_at(
+                            "name",
+                            format!(
+                                "Failed to create feature flag. You can't create more than the established limit of {limit}."
+                            ),
+                        ));
+                    }
+                }
+                let record = FeatureRecord {
+                    name: feature.name.clone(),
+                    project: project.to_owned(),
+                    feature_type: feature
+                        .feature_type
+                        .clone()
+                        .unwrap_or_else(|| "release".to_owned()),
+                    description: feature.description.clone(),
+                    impression_data: feature.impression_data.unwrap_or(false),
+                    stale: false,
+                    archived: false,
+                    archived_at: None,
+                    created_at: Utc::now(),
+                    created_by: Some(user.clone()),
+                    collaborators: vec![user.clone()],
+                };
+                tx.put(fkey.clone(), encode(&fkey, &record)?).record(
+                    "feature-created",
+                    Some(project),
+                    Some(&feature.name),
+                    None,
+                    None,
+                    Some(encode(&fkey, &record)?),
+                );
+                // The environments' types and sort orders, for the view (a new feature has
+                // no parents or children).
+                let (_, catalog) = tx
+                    .reader()
+                    .list_decoded::<Environment>(Collection::Environments)
+                    .await?;
+                let links = FeatureLinks {
+                    environments: &catalog,
+                    parents: Vec::new(),
+                    children: Vec::new(),
+                };
+                Ok(feature_view(&record, &current, &[], Some(links)))
+            })
+        })
+        .await
+    }
+
+    /// Archive the feature `name` of `project`. Needs `DELETE_FEATURE` in the project.
+    /// Archiving an archived feature changes nothing and succeeds.
+    pub async fn archive_feature(&self, caller: &Caller, project: &str, name: &str) -> Result<()> {
+        let permit = self
+            .permit(caller, &[Need::project(Permission::DeleteFeature, project)])
+            .await?;
+        self.change("archive_feature", permit, |tx| {
+            Box::pin(async move {
+                let (pkey, fkey) = (project_key(project), feature_key(name));
+                let [project_record, feature_record] =
+                    tx.read(&[pkey.clone(), fkey.clone()]).await?;
+                if project_record.is_none() {
+                    return Err(project_not_found(project));
+                }
+                let mut record: FeatureRecord = decode_opt(&fkey, feature_record.as_ref())?
+                    .filter(|f: &FeatureRecord| f.project == project)
+                    .ok_or_else(|| feature_not_found(name, project))?;
+                if record.archived {
+                    return Ok(());
+                }
+                record.archived = true;
+                record.archived_at = Some(Utc::now());
+                tx.put(fkey.clone(), encode(&fkey, &record)?).record(
+                    "feature-archived",
+                    Some(project),
+                    Some(name),
+                    None,
+                    None,
+                    None,
+                );
+                Ok(())
+            })
+        })
+        .await
+    }
+
+    /// The project the feature `name` belongs to (archived or not), for the routes that name
+    /// a feature without its project (`/api/admin/features/{featureName}/…`). Any valid key
+    /// may ask; an unknown feature is [`Error::NotFound`](crate::Error::NotFound).
+    pub async fn feature_project(&self, caller: &Caller, name: &str) -> Result<String> {
+        self.require(caller, &[]).await?;
+        let key = feature_key(name);
+        let record: Option<FeatureRecord> = decode_opt(&key, self.store.get(&key).await?.as_ref())?;
+        record
+            .map(|f| f.project)
+            .ok_or_else(|| Error::not_found(format!("There's no feature named \"{name}\".")))
     }
 }
 

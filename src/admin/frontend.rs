@@ -17,9 +17,9 @@ use chrono::{DateTime, SecondsFormat, Utc};
 use unleash_types::client_features::{ClientFeatures, Context};
 use unleash_yggdrasil::{EngineState, UpdateMessage};
 
-use super::{ClientFeaturesQuery, ToggleAdmin};
-use crate::auth::Caller;
+use super::ToggleAdmin;
 use crate::error::{Error, ErrorDetail, Result};
+use crate::model::ClientFeaturesQuery;
 use crate::model::{FrontendFeatures, FrontendToggle, FrontendVariant};
 
 /// The most properties a context may carry; more → [`Error::Validation`] at `properties`.
@@ -115,12 +115,13 @@ impl ToggleAdmin {
     /// a context over the limits ([`MAX_CONTEXT_PROPERTIES`], [`MAX_CONTEXT_VALUE`]) or a
     /// `currentTime` that is not an RFC 3339 date-time → [`Error::Validation`] naming the
     /// field.
-    pub async fn frontend_features(
+    pub async fn frontend_features<'a>(
         &self,
-        caller: &Caller,
+        authority: impl Into<super::Authority<'a>>,
         context: &Context,
         include_disabled: bool,
     ) -> Result<FrontendFeatures> {
+        let (caller, scope) = self.sdk_scope(authority.into()).await?;
         if !caller.info.access.is_frontend() {
             return Err(super::wrong_key_type());
         }
@@ -129,7 +130,7 @@ impl ToggleAdmin {
             segments: true,
             ..ClientFeaturesQuery::default()
         };
-        let document = self.client_document(caller, &query).await?;
+        let document = self.client_document_in(scope, &query).await?;
         let engine = self.client.frontend.engine_for(&document.features);
         let now;
         let context = if context.current_time.is_none() {

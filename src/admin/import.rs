@@ -12,9 +12,9 @@ use super::records::{
     ContextFieldRecord, FeatureDependenciesRecord, FeatureEnvironmentRecord, FeatureRecord,
     FeatureTagsRecord, context_field_key, decode, decode_opt, encode, environment_key,
     feature_dependencies_key, feature_environment_key, feature_key, feature_tags_key, project_key,
-    revision_of, tag_type_key,
+    tag_type_key,
 };
-use super::{Check, ToggleAdmin, event};
+use super::{Need, ToggleAdmin, event};
 use crate::auth::Caller;
 use crate::error::{Error, Result};
 use crate::import::{
@@ -22,13 +22,11 @@ use crate::import::{
     items_of, permission_display_name, plan, unleash_findings,
 };
 use crate::model::{FeatureUser, ImportBody};
-use crate::store::{ChangeSet, Collection, Key, Revision};
+use crate::store::{ChangeSet, Collection};
 
-/// What an import read: the snapshot for the domain, and the revisions to commit against.
+/// What an import read: the snapshot for the domain, and the features' records as stored.
 struct ImportRead {
     snapshot: Snapshot,
-    records: Vec<(Key, Revision)>,
-    collections: Vec<(Collection, Revision)>,
     features: BTreeMap<String, FeatureRecord>,
 }
 
@@ -91,23 +89,29 @@ impl ToggleAdmin {
     /// [`ImportReport::skipped_archived`]. The module docs of [`crate::import`] list where
     /// this differs from Unleash.
     pub async fn import_toggles_json(&self, caller: &Caller, body: &Value) -> Result<ImportReport> {
-        self.require(caller, &[]).await?;
+        // Which permissions the import needs depends on what it changes: decided inside the
+        // flow, on what it read.
+        let permit = self.permit(caller, &[]).await?;
         let user = self.acting_user(caller).await?;
-        retrying!("import_toggles", async {
-            let read = self.read_for_import(self.reader(), body).await?;
-            let outcome = plan(body, &read.snapshot, &mut || {
-                uuid::Uuid::new_v4().to_string()
-            });
-            let authorised = self.require(caller, &checks(&outcome)).await?;
-            let plan = outcome.result.map_err(|issues| {
-                issues
-                    .into_error()
-                    .unwrap_or_else(|| Error::invalid_at("", "the import is not valid"))
-            })?;
-            let (changes, report) = change_set(caller, &user, &read, plan)?;
-            self.commit_as(&authorised, changes).await?;
-            Ok(report)
+        let user = &user;
+        self.change("import_toggles", permit, |tx| {
+            Box::pin(async move {
+                let read = read_for_import(tx.reader(), body).await?;
+                let outcome = plan(body, &read.snapshot, &mut || {
+                    uuid::Uuid::new_v4().to_string()
+                });
+                tx.require(caller, &needs(&outcome)).await?;
+                let plan = outcome.result.map_err(|issues| {
+                    issues
+                        .into_error()
+                        .unwrap_or_else(|| Error::invalid_at("", "the import is not valid"))
+                })?;
+                let (changes, report) = change_set(caller, user, &read, plan)?;
+                tx.write_all(changes);
+                Ok(report)
+            })
         })
+        .await
     }
 
     /// The dry run of [`import_toggles`](Self::import_toggles): the same checks, nothing
@@ -145,11 +149,9 @@ impl ToggleAdmin {
             }
         }
         let view = self.store.view().await?;
-        let read = self
-            .read_for_import(Reader::View(view.as_ref()), body)
-            .await?;
+        let read = read_for_import(Reader::View(view.as_ref()), body).await?;
         let outcome = plan(body, &read.snapshot, &mut || String::new());
-        let permissions = match self.require(caller, &checks(&outcome)).await {
+        let permissions = match self.require(caller, &needs(&outcome)).await {
             Ok(_) => Vec::new(),
             Err(Error::NoAccess { permissions, .. }) => vec![ValidationItem {
                 message: "We detected you are missing the following permissions:".to_owned(),
@@ -187,90 +189,74 @@ impl ToggleAdmin {
             permissions,
         })
     }
+}
 
-    /// Read everything the import of `body` depends on.
-    async fn read_for_import(&self, reader: Reader<'_>, body: &Value) -> Result<ImportRead> {
-        let text = |key: &str| body.get(key).and_then(Value::as_str).unwrap_or_default();
-        let (project, environment) = (text("project"), text("environment"));
-        let names: BTreeSet<&str> = body
-            .pointer("/data/features")
-            .and_then(Value::as_array)
-            .into_iter()
-            .flatten()
-            .filter_map(|f| f.get("name").and_then(Value::as_str))
-            .collect();
-        let mut keys = vec![project_key(project), environment_key(environment)];
-        for name in &names {
-            keys.push(feature_environment_key(name, environment));
-            keys.push(feature_tags_key(name));
-        }
-        let records = reader.get_all(&keys).await?;
-        let mut snapshot = Snapshot {
-            project: decode_opt(&keys[0], records[0].as_ref())?,
-            environment_exists: records[1].is_some(),
-            ..Snapshot::default()
-        };
-        for (i, name) in names.iter().enumerate() {
-            let (fe_at, tags_at) = (2 + 2 * i, 3 + 2 * i);
-            if let Some(fe) =
-                decode_opt::<FeatureEnvironmentRecord>(&keys[fe_at], records[fe_at].as_ref())?
-            {
-                snapshot
-                    .feature_environments
-                    .insert((*name).to_owned(), state_of(fe));
-            }
-            if let Some(tags) =
-                decode_opt::<FeatureTagsRecord>(&keys[tags_at], records[tags_at].as_ref())?
-            {
-                snapshot.tags.insert((*name).to_owned(), tags.tags);
-            }
-        }
-        let (features_rev, all) = reader
-            .list_decoded::<FeatureRecord>(Collection::Features)
-            .await?;
-        let mut features = BTreeMap::new();
-        for f in all {
-            snapshot.features.insert(
-                f.name.clone(),
-                ExistingFeature {
-                    project: f.project.clone(),
-                    archived: f.archived,
-                    meta: meta_of(&f),
-                },
-            );
-            features.insert(f.name.clone(), f);
-        }
-        let listing = reader.list(Collection::FeatureDependencies, "").await?;
-        for (id, record) in &listing.records {
-            let deps: FeatureDependenciesRecord =
-                decode(&feature_dependencies_key(id), &record.value)?;
-            snapshot.dependencies.insert(id.clone(), deps.parents);
-        }
-        let (definitions_rev, definitions) = reader.strategy_definition_map().await?;
-        let (segments_rev, segments) = reader.segment_list().await?;
-        let (fields_rev, fields) = reader.context_field_map().await?;
-        let (tag_types_rev, tag_types) = reader.tag_type_map().await?;
-        snapshot.strategy_definitions = definitions;
-        snapshot.segments = segments;
-        snapshot.context_fields = fields;
-        snapshot.tag_types = tag_types;
-        Ok(ImportRead {
-            snapshot,
-            records: keys
-                .into_iter()
-                .zip(records.iter().map(|r| revision_of(r.as_ref())))
-                .collect(),
-            collections: vec![
-                (Collection::Features, features_rev),
-                (Collection::FeatureDependencies, listing.revision),
-                (Collection::StrategyDefinitions, definitions_rev),
-                (Collection::Segments, segments_rev),
-                (Collection::ContextFields, fields_rev),
-                (Collection::TagTypes, tag_types_rev),
-            ],
-            features,
-        })
+/// Read everything the import of `body` depends on.
+async fn read_for_import(reader: Reader<'_>, body: &Value) -> Result<ImportRead> {
+    let text = |key: &str| body.get(key).and_then(Value::as_str).unwrap_or_default();
+    let (project, environment) = (text("project"), text("environment"));
+    let names: BTreeSet<&str> = body
+        .pointer("/data/features")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .filter_map(|f| f.get("name").and_then(Value::as_str))
+        .collect();
+    let mut keys = vec![project_key(project), environment_key(environment)];
+    for name in &names {
+        keys.push(feature_environment_key(name, environment));
+        keys.push(feature_tags_key(name));
     }
+    let records = reader.get_all(&keys).await?;
+    let mut snapshot = Snapshot {
+        project: decode_opt(&keys[0], records[0].as_ref())?,
+        environment_exists: records[1].is_some(),
+        ..Snapshot::default()
+    };
+    for (i, name) in names.iter().enumerate() {
+        let (fe_at, tags_at) = (2 + 2 * i, 3 + 2 * i);
+        if let Some(fe) =
+            decode_opt::<FeatureEnvironmentRecord>(&keys[fe_at], records[fe_at].as_ref())?
+        {
+            snapshot
+                .feature_environments
+                .insert((*name).to_owned(), state_of(fe));
+        }
+        if let Some(tags) =
+            decode_opt::<FeatureTagsRecord>(&keys[tags_at], records[tags_at].as_ref())?
+        {
+            snapshot.tags.insert((*name).to_owned(), tags.tags);
+        }
+    }
+    let (_, all) = reader
+        .list_decoded::<FeatureRecord>(Collection::Features)
+        .await?;
+    let mut features = BTreeMap::new();
+    for f in all {
+        snapshot.features.insert(
+            f.name.clone(),
+            ExistingFeature {
+                project: f.project.clone(),
+                archived: f.archived,
+                meta: meta_of(&f),
+            },
+        );
+        features.insert(f.name.clone(), f);
+    }
+    let listing = reader.list(Collection::FeatureDependencies, "").await?;
+    for (id, record) in &listing.records {
+        let deps: FeatureDependenciesRecord = decode(&feature_dependencies_key(id), &record.value)?;
+        snapshot.dependencies.insert(id.clone(), deps.parents);
+    }
+    let (_, definitions) = reader.strategy_definition_map().await?;
+    let (_, segments) = reader.segment_list().await?;
+    let (_, fields) = reader.context_field_map().await?;
+    let (_, tag_types) = reader.tag_type_map().await?;
+    snapshot.strategy_definitions = definitions;
+    snapshot.segments = segments;
+    snapshot.context_fields = fields;
+    snapshot.tag_types = tag_types;
+    Ok(ImportRead { snapshot, features })
 }
 
 /// The typed body as JSON, for the raw entry points.
@@ -279,17 +265,17 @@ fn body_value(body: &ImportBody) -> Result<Value> {
         .map_err(|e| Error::invalid_at("", format!("the import body cannot be encoded: {e}")))
 }
 
-/// The permission checks an outcome names, in the target project and environment.
-fn checks(outcome: &Outcome) -> Vec<Check<'_>> {
+/// The permissions an outcome needs, in the target project and environment.
+fn needs(outcome: &Outcome) -> Vec<Need<'_>> {
     outcome
         .permissions
         .iter()
-        .map(|p| Check::environment(*p, &outcome.project, &outcome.environment))
+        .map(|p| Need::environment(*p, &outcome.project, &outcome.environment))
         .collect()
 }
 
-/// The plan as one change set, against every revision read, and the report to return once
-/// it is committed. The plan is consumed: its strategies, variants, tags and event data move
+/// The plan as one change set (the flow adds every revision read as a precondition), and
+/// the report to return once it is committed. The plan is consumed: its strategies, variants, tags and event data move
 /// into the change set instead of being copied (an import of 10,000 features carries
 /// ~60,000 events).
 fn change_set(
@@ -311,12 +297,6 @@ fn change_set(
         report,
     } = plan;
     let mut changes = ChangeSet::new();
-    for (key, revision) in &read.records {
-        changes.expect_revision(key.clone(), *revision);
-    }
-    for (collection, revision) in &read.collections {
-        changes.expect_collection(*collection, *revision);
-    }
     let now = Utc::now();
     // The importer becomes a collaborator of every feature the import changes, as in
     // Unleash.

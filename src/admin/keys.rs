@@ -8,16 +8,18 @@
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 
-use super::records::{api_key_key, decode, encode, environment_key, project_key, revision_of};
+use super::permit::expired;
+use super::reader::Reader;
+use super::records::{api_key_key, decode, encode, environment_key, project_key};
 use super::users::user_key;
-use super::{Check, ToggleAdmin, event};
+use super::{Need, ToggleAdmin};
 use crate::auth::{
     Caller, NewApiKey, constant_time_eq, hash_secret, new_client_secret, new_secret, verifier_of,
 };
 use crate::error::{Error, ErrorDetail, Result};
 use crate::model::{ApiKeyInfo, ClientKeyType, KeyAccess, Permission, TokenRequest};
 use crate::names::{MAX_NAME, display_name_problem};
-use crate::store::{ChangeSet, Collection, Json, Key, ReadView, Revision, Versioned};
+use crate::store::{Collection, Json, Key, ReadView, Revision, Versioned};
 
 /// The shortest secret [`ToggleAdmin::bootstrap_admin_key_with_secret`] accepts.
 pub(crate) const MIN_CHOSEN_SECRET: usize = 32;
@@ -34,12 +36,6 @@ struct StoredKey {
 }
 
 /// The 401 of a key whose expiry has passed.
-pub(crate) fn expired() -> Error {
-    Error::AuthenticationRequired {
-        message: "The API key has expired.".to_owned(),
-    }
-}
-
 fn unknown_key() -> Error {
     Error::AuthenticationRequired {
         message: "The API key is unknown or was revoked.".to_owned(),
@@ -108,37 +104,36 @@ impl ToggleAdmin {
                 "a key's secret must be 32 to 512 visible ASCII characters (no spaces)",
             ));
         }
-        retrying!("bootstrap_admin_key", async {
-            let existing = self.store.list(Collection::ApiKeys, "").await?;
-            if !existing.records.is_empty() {
-                return Err(Error::NoAccess {
-                    message: "An API key already exists; create further keys with an admin key."
-                        .to_owned(),
-                    permissions: vec![Permission::Admin.to_string()],
-                });
-            }
-            let (key, stored) = key_for(name, KeyAccess::Admin, None, secret);
-            let mut changes = ChangeSet::new();
-            changes
-                .expect_collection(Collection::ApiKeys, existing.revision)
-                .put(key.clone(), encode(&key, &stored)?)
-                .event(crate::store::NewEvent {
-                    event_type: "api-token-created".to_owned(),
-                    created_by: "bootstrap".to_owned(),
-                    created_at: Utc::now(),
-                    project: None,
-                    feature_name: None,
-                    environment: None,
-                    data: Some(key_event_data(&key, &stored.info)?),
-                    pre_data: None,
-                });
-            super::stored_text::refuse_nul(&changes)?;
-            self.store.commit(changes).await?;
-            Ok(NewApiKey {
-                info: stored.info,
-                secret: secret.to_owned(),
+        self.change_unkeyed("bootstrap_admin_key", "bootstrap", |tx| {
+            Box::pin(async move {
+                let existing = tx.list(Collection::ApiKeys, "").await?;
+                if !existing.records.is_empty() {
+                    return Err(Error::NoAccess {
+                        message:
+                            "An API key already exists; create further keys with an admin key."
+                                .to_owned(),
+                        permissions: vec![Permission::Admin.to_string()],
+                    });
+                }
+                let (key, stored) = key_for(name, KeyAccess::Admin, None, secret);
+                tx.put(key.clone(), encode(&key, &stored)?)
+                    .event(crate::store::NewEvent {
+                        event_type: "api-token-created".to_owned(),
+                        created_by: "bootstrap".to_owned(),
+                        created_at: Utc::now(),
+                        project: None,
+                        feature_name: None,
+                        environment: None,
+                        data: Some(key_event_data(&key, &stored.info)?),
+                        pre_data: None,
+                    });
+                Ok(NewApiKey {
+                    info: stored.info,
+                    secret: secret.to_owned(),
+                })
             })
         })
+        .await
     }
 
     /// Create a key with `access` that never expires; see
@@ -175,71 +170,70 @@ impl ToggleAdmin {
     ) -> Result<NewApiKey> {
         let name_problem = display_name_problem(name, MAX_NAME);
         let name = name.trim();
-        retrying!("create_api_key", async {
-            let authorised = self
-                .require(caller, &[Check::root(Permission::Admin)])
-                .await?;
-            let (named, paths) = check_new_key(name_problem.as_deref(), &access, expires_at)?;
-            let found = self.store.get_many(&named).await?;
-            let mut problems = Vec::new();
-            let mut changes = ChangeSet::new();
-            for ((key, path), record) in named.iter().zip(&paths).zip(&found) {
-                changes.expect_revision(key.clone(), revision_of(record.as_ref()));
-                if record.is_some() {
-                    continue;
-                }
-                match &access {
-                    KeyAccess::User { user_id } => {
-                        return Err(Error::not_found(format!(
-                            "There is no user with id {user_id}."
-                        )));
+        let permit = self
+            .permit(caller, &[Need::root(Permission::Admin)])
+            .await?;
+        let (access, name_problem) = (&access, &name_problem);
+        self.change("create_api_key", permit, |tx| {
+            Box::pin(async move {
+                let (named, paths) = check_new_key(name_problem.as_deref(), access, expires_at)?;
+                let found = tx.reader().get_all(&named).await?;
+                let mut problems = Vec::new();
+                for ((key, path), record) in named.iter().zip(&paths).zip(&found) {
+                    if record.is_some() {
+                        continue;
                     }
-                    _ => problems.push(ErrorDetail::at(
-                        path.clone(),
-                        format!(
-                            "there is no {} named {}",
-                            if key.collection == Collection::Projects {
-                                "project"
-                            } else {
-                                "environment"
-                            },
-                            quoted(&key.id)
-                        ),
-                    )),
+                    match access {
+                        KeyAccess::User { user_id } => {
+                            return Err(Error::not_found(format!(
+                                "There is no user with id {user_id}."
+                            )));
+                        }
+                        _ => problems.push(ErrorDetail::at(
+                            path.clone(),
+                            format!(
+                                "there is no {} named {}",
+                                if key.collection == Collection::Projects {
+                                    "project"
+                                } else {
+                                    "environment"
+                                },
+                                quoted(&key.id)
+                            ),
+                        )),
+                    }
                 }
-            }
-            if !problems.is_empty() {
-                return Err(Error::validation("The API key is not valid.", problems));
-            }
-            let secret = match &access {
-                KeyAccess::Client {
-                    projects,
-                    environment,
-                    ..
-                } => new_client_secret(projects, environment)?,
-                _ => new_secret()?,
-            };
-            let (key, stored) = key_for(name, access.clone(), expires_at, &secret);
-            // A fresh 256-bit secret cannot collide; the precondition makes that a checked
-            // fact.
-            changes
-                .expect_revision(key.clone(), Revision::ABSENT)
-                .put(key.clone(), encode(&key, &stored)?)
-                .event(event(
-                    caller,
-                    "api-token-created",
-                    None,
-                    None,
-                    None,
-                    None,
-                    Some(key_event_data(&key, &stored.info)?),
-                ));
-            self.commit_as(&authorised, changes).await?;
-            Ok(NewApiKey {
-                info: stored.info,
-                secret,
+                if !problems.is_empty() {
+                    return Err(Error::validation("The API key is not valid.", problems));
+                }
+                let secret = match access {
+                    KeyAccess::Client {
+                        projects,
+                        environment,
+                        ..
+                    } => new_client_secret(projects, environment)?,
+                    _ => new_secret()?,
+                };
+                let (key, stored) = key_for(name, access.clone(), expires_at, &secret);
+                // A fresh 256-bit secret cannot collide; the precondition makes that a checked
+                // fact.
+                tx.expect(key.clone(), Revision::ABSENT)
+                    .put(key.clone(), encode(&key, &stored)?)
+                    .record(
+                        "api-token-created",
+                        None,
+                        None,
+                        None,
+                        None,
+                        Some(key_event_data(&key, &stored.info)?),
+                    );
+                Ok(NewApiKey {
+                    info: stored.info,
+                    secret,
+                })
             })
         })
+        .await
     }
 
     /// Create a key from a token request, as `POST /api/admin/api-tokens` does: the request's
@@ -261,9 +255,9 @@ impl ToggleAdmin {
 
     /// Every key (without secrets), oldest first, expired ones included. Needs `ADMIN`.
     pub async fn api_keys(&self, caller: &Caller) -> Result<Vec<ApiKeyInfo>> {
-        self.require(caller, &[Check::root(Permission::Admin)])
+        self.require(caller, &[Need::root(Permission::Admin)])
             .await?;
-        let mut keys = self.all_keys().await?;
+        let mut keys = all_keys(self.reader()).await?;
         keys.sort_by_key(|(_, _, info)| info.created_at);
         Ok(keys.into_iter().map(|(_, _, info)| info).collect())
     }
@@ -273,33 +267,31 @@ impl ToggleAdmin {
     /// one already revoked) → [`Error::NotFound`], with no event: of concurrent revocations
     /// of one key exactly one succeeds and writes the `api-token-deleted` event.
     pub async fn revoke_api_key(&self, caller: &Caller, id: uuid::Uuid) -> Result<()> {
-        retrying!("revoke_api_key", async {
-            let authorised = self
-                .require(caller, &[Check::root(Permission::Admin)])
-                .await?;
-            let keys = self.all_keys().await?;
-            let Some((key, revision, info)) = keys.into_iter().find(|(_, _, info)| info.id == id)
-            else {
-                return Err(Error::not_found(format!(
-                    "There is no API key with id {id}."
-                )));
-            };
-            let mut changes = ChangeSet::new();
-            changes
-                .expect_revision(key.clone(), revision)
-                .delete(key.clone())
-                .event(event(
-                    caller,
+        let permit = self
+            .permit(caller, &[Need::root(Permission::Admin)])
+            .await?;
+        self.change("revoke_api_key", permit, |tx| {
+            Box::pin(async move {
+                let keys = all_keys(tx.reader()).await?;
+                let Some((key, revision, info)) =
+                    keys.into_iter().find(|(_, _, info)| info.id == id)
+                else {
+                    return Err(Error::not_found(format!(
+                        "There is no API key with id {id}."
+                    )));
+                };
+                tx.expect(key.clone(), revision).delete(key.clone()).record(
                     "api-token-deleted",
                     None,
                     None,
                     None,
                     Some(key_event_data(&key, &info)?),
                     None,
-                ));
-            self.commit_as(&authorised, changes).await?;
-            Ok(())
+                );
+                Ok(())
+            })
         })
+        .await
     }
 
     /// Who presents `secret` (the `Authorization` header's value). A missing, empty, unknown,
@@ -358,20 +350,20 @@ impl ToggleAdmin {
         let record = view.get(&api_key_key(&hash)).await?;
         verified_key(secret, hash, record)
     }
+}
 
-    /// Every key with its record's key and revision.
-    async fn all_keys(&self) -> Result<Vec<(Key, Revision, ApiKeyInfo)>> {
-        let listing = self.store.list(Collection::ApiKeys, "").await?;
-        listing
-            .records
-            .into_iter()
-            .map(|(id, record)| {
-                let key = api_key_key(&id);
-                let info = decode(&key, &record.value)?;
-                Ok((key, record.revision, info))
-            })
-            .collect()
-    }
+/// Every key with its record's key and revision, read through `reader`.
+async fn all_keys(reader: Reader<'_>) -> Result<Vec<(Key, Revision, ApiKeyInfo)>> {
+    let listing = reader.list(Collection::ApiKeys, "").await?;
+    listing
+        .records
+        .into_iter()
+        .map(|(id, record)| {
+            let key = api_key_key(&id);
+            let info = decode(&key, &record.value)?;
+            Ok((key, record.revision, info))
+        })
+        .collect()
 }
 
 /// What a token request means: the one place where each token `type` of Unleash's

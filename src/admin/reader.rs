@@ -12,6 +12,8 @@ use super::records::{ContextFieldRecord, TagTypeRecord, decode};
 use crate::error::{Error, Result};
 use crate::import::{builtin_context_fields, builtin_strategy_definitions, builtin_tag_types};
 use crate::model::{ContextField, Segment, StrategyDefinition, TagType};
+use std::sync::Mutex;
+
 use crate::store::{Collection, Key, Listing, ReadView, Revision, Store, StoreError, Versioned};
 
 /// Where a reader reads: the store's latest state, or a view at one revision (so that a
@@ -22,6 +24,9 @@ pub(crate) enum Reader<'a> {
     Store(&'a dyn Store),
     /// A view: every read answers from the revision it shows.
     View(&'a dyn ReadView),
+    /// The store's latest state, each read remembered as a precondition of a write's
+    /// commit (see `flow.rs`).
+    Tracked(&'a Tracked<'a>),
 }
 
 impl ToggleAdmin {
@@ -39,6 +44,7 @@ impl Reader<'_> {
         match self {
             Reader::Store(store) => store.get_many(keys).await,
             Reader::View(view) => view.get_many(keys).await,
+            Reader::Tracked(tracked) => tracked.get_many(keys).await,
         }
     }
 
@@ -48,6 +54,7 @@ impl Reader<'_> {
         Ok(match self {
             Reader::Store(store) => store.list(collection, prefix).await?,
             Reader::View(view) => view.list(collection, prefix).await?,
+            Reader::Tracked(tracked) => tracked.list(collection, prefix).await?,
         })
     }
 
@@ -145,5 +152,68 @@ impl Reader<'_> {
         let (revision, mut segments) = self.list_decoded::<Segment>(Collection::Segments).await?;
         segments.sort_by_key(|s| s.id);
         Ok((revision, segments))
+    }
+}
+
+/// What a transaction has read: each record's and each collection's revision, the
+/// preconditions of its commit.
+#[derive(Debug, Default)]
+pub(crate) struct Seen {
+    pub(crate) records: Vec<(Key, Revision)>,
+    pub(crate) collections: Vec<(Collection, Revision)>,
+}
+
+/// Reads from the store's latest state that remember what they saw. Shared by reference
+/// (a [`Reader::Tracked`]), hence the lock, which is never held across an await.
+#[derive(Debug)]
+pub(crate) struct Tracked<'s> {
+    store: &'s dyn Store,
+    seen: Mutex<Seen>,
+}
+
+impl<'s> Tracked<'s> {
+    pub(crate) fn new(store: &'s dyn Store) -> Self {
+        Self {
+            store,
+            seen: Mutex::new(Seen::default()),
+        }
+    }
+
+    /// Remember records read elsewhere (a permission decision's basis).
+    pub(crate) fn saw(&self, records: Vec<(Key, Revision)>) {
+        if let Ok(mut seen) = self.seen.lock() {
+            seen.records.extend(records);
+        }
+    }
+
+    /// What was read.
+    pub(crate) fn into_seen(self) -> Seen {
+        self.seen.into_inner().unwrap_or_else(|p| p.into_inner())
+    }
+
+    pub(crate) async fn get_many(
+        &self,
+        keys: &[Key],
+    ) -> std::result::Result<Vec<Option<Versioned>>, StoreError> {
+        let records = self.store.get_many(keys).await?;
+        if let Ok(mut seen) = self.seen.lock() {
+            for (key, record) in keys.iter().zip(&records) {
+                let revision = record.as_ref().map_or(Revision::ABSENT, |r| r.revision);
+                seen.records.push((key.clone(), revision));
+            }
+        }
+        Ok(records)
+    }
+
+    pub(crate) async fn list(
+        &self,
+        collection: Collection,
+        prefix: &str,
+    ) -> std::result::Result<Listing, StoreError> {
+        let listing = self.store.list(collection, prefix).await?;
+        if let Ok(mut seen) = self.seen.lock() {
+            seen.collections.push((collection, listing.revision));
+        }
+        Ok(listing)
     }
 }

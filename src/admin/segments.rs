@@ -1,15 +1,15 @@
 //! Segments: named constraint sets strategies attach by id (create, read, list).
 
 use super::records::{
-    SequenceRecord, decode_opt, encode, project_key, revision_of, segment_key, segment_sequence_key,
+    SequenceRecord, decode_opt, encode, project_key, segment_key, segment_sequence_key,
 };
-use super::{Check, ToggleAdmin, event};
+use super::{Need, ToggleAdmin};
 use crate::auth::{Caller, Permission};
 use crate::error::{Error, Result};
 use crate::import::{Issues, check_constraints};
 use crate::model::{NewSegment, Segment};
 use crate::names::{MAX_NAME, display_name_problem};
-use crate::store::{ChangeSet, Collection, Revision};
+use crate::store::Revision;
 
 impl ToggleAdmin {
     /// Create a segment. Needs `CREATE_SEGMENT` (in the segment's project when it has one).
@@ -20,11 +20,10 @@ impl ToggleAdmin {
     /// id is the next of a counter, starting at 1. Event `segment-created`.
     pub async fn create_segment(&self, caller: &Caller, segment: &NewSegment) -> Result<Segment> {
         let check = match &segment.project {
-            Some(project) => Check::project(Permission::CreateSegment, project),
-            None => Check::root(Permission::CreateSegment),
+            Some(project) => Need::project(Permission::CreateSegment, project),
+            None => Need::root(Permission::CreateSegment),
         };
-        let checks = [check];
-        let mut first = Some(self.require(caller, &checks).await?);
+        let permit = self.permit(caller, &[check]).await?;
         let length = segment.name.chars().count();
         if !(1..=100).contains(&length) || segment.name.trim().is_empty() {
             return Err(Error::invalid_at(
@@ -44,72 +43,67 @@ impl ToggleAdmin {
                 format!("the constraints cannot be encoded: {e}"),
             )
         })?;
-        retrying!("create_segment", async {
-            let authorised = self.authorise_attempt(&mut first, caller, &checks).await?;
-            let (fields_rev, fields) = self.reader().context_field_map().await?;
-            let mut issues = Issues::default();
-            let lookup = |name: &str| fields.get(name);
-            let constraints = check_constraints(Some(&raw), "constraints", &lookup, &mut issues);
-            if let Some(error) = issues.into_error() {
-                return Err(error);
-            }
-            let (segments_rev, existing) = self.reader().segment_list().await?;
-            if existing.iter().any(|s| s.name == segment.name) {
-                return Err(Error::name_exists(format!(
-                    "A segment named \"{}\" already exists.",
-                    segment.name
-                )));
-            }
-            let mut changes = ChangeSet::new();
-            if let Some(project) = &segment.project {
-                let key = project_key(project);
-                let [record] = self.reader().read(std::array::from_ref(&key)).await?;
-                if record.is_none() {
-                    // A reference in the body, not the resource addressed: a 400.
-                    return Err(Error::invalid_at(
-                        "project",
-                        format!(
-                            "there is no project named {}",
-                            serde_json::Value::from(project.as_str())
-                        ),
-                    ));
+        let raw = &raw;
+        self.change("create_segment", permit, |tx| {
+            Box::pin(async move {
+                let (_fields_rev, fields) = tx.reader().context_field_map().await?;
+                let mut issues = Issues::default();
+                let lookup = |name: &str| fields.get(name);
+                let constraints = check_constraints(Some(raw), "constraints", &lookup, &mut issues);
+                if let Some(error) = issues.into_error() {
+                    return Err(error);
                 }
-                changes.expect_revision(key, revision_of(record.as_ref()));
-            }
-            let seq_key = segment_sequence_key();
-            let [seq_record] = self.reader().read(std::array::from_ref(&seq_key)).await?;
-            let mut sequence: SequenceRecord =
-                decode_opt(&seq_key, seq_record.as_ref())?.unwrap_or_default();
-            sequence.last += 1;
-            let created = Segment {
-                id: sequence.last,
-                name: segment.name.clone(),
-                description: segment.description.clone(),
-                project: segment.project.clone(),
-                constraints: constraints.unwrap_or_default(),
-                created_at: Some(chrono::Utc::now()),
-            };
-            let key = segment_key(created.id);
-            let value = encode(&key, &created)?;
-            changes
-                .expect_revision(seq_key.clone(), revision_of(seq_record.as_ref()))
-                .expect_revision(key.clone(), Revision::ABSENT)
-                .expect_collection(Collection::Segments, segments_rev)
-                .expect_collection(Collection::ContextFields, fields_rev)
-                .put(seq_key.clone(), encode(&seq_key, &sequence)?)
-                .put(key, value.clone())
-                .event(event(
-                    caller,
-                    "segment-created",
-                    created.project.as_deref(),
-                    None,
-                    None,
-                    None,
-                    Some(value),
-                ));
-            self.commit_as(&authorised, changes).await?;
-            Ok(created)
+                let (_segments_rev, existing) = tx.reader().segment_list().await?;
+                if existing.iter().any(|s| s.name == segment.name) {
+                    return Err(Error::name_exists(format!(
+                        "A segment named \"{}\" already exists.",
+                        segment.name
+                    )));
+                }
+                if let Some(project) = &segment.project {
+                    let key = project_key(project);
+                    let [record] = tx.reader().read(std::array::from_ref(&key)).await?;
+                    if record.is_none() {
+                        // A reference in the body, not the resource addressed: a 400.
+                        return Err(Error::invalid_at(
+                            "project",
+                            format!(
+                                "there is no project named {}",
+                                serde_json::Value::from(project.as_str())
+                            ),
+                        ));
+                    }
+                }
+                let seq_key = segment_sequence_key();
+                let [seq_record] = tx.reader().read(std::array::from_ref(&seq_key)).await?;
+                let mut sequence: SequenceRecord =
+                    decode_opt(&seq_key, seq_record.as_ref())?.unwrap_or_default();
+                sequence.last += 1;
+                let created = Segment {
+                    id: sequence.last,
+                    name: segment.name.clone(),
+                    description: segment.description.clone(),
+                    project: segment.project.clone(),
+                    constraints: constraints.unwrap_or_default(),
+                    created_at: Some(chrono::Utc::now()),
+                };
+                let key = segment_key(created.id);
+                let value = encode(&key, &created)?;
+                tx.expect(key.clone(), Revision::ABSENT)
+                    .put(seq_key.clone(), encode(&seq_key, &sequence)?)
+                    .put(key, value.clone())
+                    .record(
+                        "segment-created",
+                        created.project.as_deref(),
+                        None,
+                        None,
+                        None,
+                        Some(value),
+                    );
+                Ok(created)
+            })
         })
+        .await
     }
 
     /// Every segment, by id. Any valid key may read them.

@@ -4,15 +4,14 @@ use crate::store::Json;
 
 use super::records::{
     FeatureRecord, FeatureTagsRecord, decode_opt, encode, feature_key, feature_tags_key,
-    project_key, revision_of, tag_type_key,
+    project_key, tag_type_key,
 };
 use super::records::{feature_not_found, project_not_found};
-use super::{Check, ToggleAdmin, event};
+use super::{Need, ToggleAdmin};
 use crate::auth::{Caller, Permission};
 use crate::error::{Error, Result};
 use crate::import::{SIMPLE_TAG_TYPE, tag_value_problem};
 use crate::model::Tag;
-use crate::store::ChangeSet;
 
 impl ToggleAdmin {
     /// The tags of `feature` in `project`, in the order they were added. Any valid key may
@@ -64,8 +63,9 @@ impl ToggleAdmin {
         tag: &Tag,
         add: bool,
     ) -> Result<()> {
-        let checks = [Check::project(Permission::UpdateFeature, project)];
-        let mut first = Some(self.require(caller, &checks).await?);
+        let permit = self
+            .permit(caller, &[Need::project(Permission::UpdateFeature, project)])
+            .await?;
         let tag = Tag {
             value: tag.value.trim().to_owned(),
             tag_type: tag.tag_type.clone(),
@@ -76,61 +76,56 @@ impl ToggleAdmin {
         if add && let Some(problem) = crate::import::tag_type_name_problem(&tag.tag_type) {
             return Err(Error::invalid_at("type", problem));
         }
-        retrying!("change_tags", async {
-            let authorised = self.authorise_attempt(&mut first, caller, &checks).await?;
-            let keys = [
-                project_key(project),
-                feature_key(feature),
-                feature_tags_key(feature),
-                tag_type_key(&tag.tag_type),
-            ];
-            let records = self.reader().read(&keys).await?;
-            check_feature(
-                project,
-                feature,
-                records[0].is_some(),
-                decode_opt(&keys[1], records[1].as_ref())?,
-            )?;
-            if add && tag.tag_type != SIMPLE_TAG_TYPE && records[3].is_none() {
-                return Err(Error::invalid_at(
-                    "type",
-                    format!("Tag type \"{}\" does not exist.", tag.tag_type),
-                ));
-            }
-            let mut current: FeatureTagsRecord =
-                decode_opt(&keys[2], records[2].as_ref())?.unwrap_or_default();
-            let has = current.tags.contains(&tag);
-            if has == add {
-                return Ok(());
-            }
-            if add {
-                current.tags.push(tag.clone());
-            } else {
-                current.tags.retain(|t| *t != tag);
-            }
-            let mut changes = ChangeSet::new();
-            for (key, record) in keys.iter().zip(&records) {
-                changes.expect_revision(key.clone(), revision_of(record.as_ref()));
-            }
-            let (kind, pre, data) = if add {
-                ("feature-tagged", None, Some(Json::of(&tag)))
-            } else {
-                ("feature-untagged", Some(Json::of(&tag)), None)
-            };
-            changes
-                .put(keys[2].clone(), encode(&keys[2], &current)?)
-                .event(event(
-                    caller,
+        let tag = &tag;
+        self.change("change_tags", permit, |tx| {
+            Box::pin(async move {
+                let keys = [
+                    project_key(project),
+                    feature_key(feature),
+                    feature_tags_key(feature),
+                    tag_type_key(&tag.tag_type),
+                ];
+                let records = tx.reader().read(&keys).await?;
+                check_feature(
+                    project,
+                    feature,
+                    records[0].is_some(),
+                    decode_opt(&keys[1], records[1].as_ref())?,
+                )?;
+                if add && tag.tag_type != SIMPLE_TAG_TYPE && records[3].is_none() {
+                    return Err(Error::invalid_at(
+                        "type",
+                        format!("Tag type \"{}\" does not exist.", tag.tag_type),
+                    ));
+                }
+                let mut current: FeatureTagsRecord =
+                    decode_opt(&keys[2], records[2].as_ref())?.unwrap_or_default();
+                let has = current.tags.contains(&tag);
+                if has == add {
+                    return Ok(());
+                }
+                if add {
+                    current.tags.push(tag.clone());
+                } else {
+                    current.tags.retain(|t| t != tag);
+                }
+                let (kind, pre, data) = if add {
+                    ("feature-tagged", None, Some(Json::of(&tag)))
+                } else {
+                    ("feature-untagged", Some(Json::of(&tag)), None)
+                };
+                tx.put(keys[2].clone(), encode(&keys[2], &current)?).record(
                     kind,
                     Some(project),
                     Some(feature),
                     None,
                     pre,
                     data,
-                ));
-            self.commit_as(&authorised, changes).await?;
-            Ok(())
+                );
+                Ok(())
+            })
         })
+        .await
     }
 }
 

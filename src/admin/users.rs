@@ -10,14 +10,14 @@ use chrono::Utc;
 use serde::Serialize;
 use serde_json::json;
 
-use super::records::{decode, decode_opt, encode, revision_of};
-use super::{Check, ToggleAdmin, create_record, event};
+use super::records::{decode, decode_opt, encode};
+use super::{Need, ToggleAdmin, Tx};
 use crate::access::{self, LAST_BUILTIN_ROLE, VIEWER_ROLE};
 use crate::auth::{Caller, Permission};
 use crate::error::{Error, ErrorDetail, Result};
 use crate::model::{Group, NewGroup, NewRole, NewUser, Role, RoleType, User};
 use crate::names::{MAX_NAME, display_name_problem};
-use crate::store::{ChangeSet, Collection, Key, Listing, Revision};
+use crate::store::{Collection, Key, Listing};
 
 pub(crate) fn user_key(id: i64) -> Key {
     Key::new(Collection::Users, id.to_string())
@@ -31,37 +31,37 @@ pub(crate) fn role_key(id: i64) -> Key {
     Key::new(Collection::Roles, id.to_string())
 }
 
-/// The next id a counter hands out, with what the change set must check and write.
+/// The next id a counter hands out (the counter's record was read through the transaction,
+/// so two creations can never claim the same id).
 struct NextId {
     id: i64,
     key: Key,
-    read_at: Revision,
 }
 
 impl NextId {
-    /// Advance the counter in `changes`, on condition that nobody else did since it was read.
-    fn claim(&self, changes: &mut ChangeSet) {
-        changes
-            .expect_revision(self.key.clone(), self.read_at)
-            .put(self.key.clone(), json!(self.id));
+    /// The next id of counter `name`, never at or below `floor`.
+    async fn read(tx: &Tx<'_>, name: &str, floor: i64) -> Result<NextId> {
+        let key = Key::new(Collection::Sequences, name);
+        let record = tx.get(&key).await?;
+        let last: i64 = decode_opt(&key, record.as_ref())?.unwrap_or(0);
+        Ok(NextId {
+            id: last.max(floor) + 1,
+            key,
+        })
     }
 
-    /// Claim the id and create `created` under it at `key`, with its `event_type` event, on
-    /// condition that nothing in `collection` changed since it was `listed` (so no creation
-    /// took the same name meanwhile) and that `key` is still free.
+    /// Claim the id and create `created` under it at `key` (which must still be free), with
+    /// its `event_type` event.
     fn create<T: Serialize>(
         &self,
-        changes: &mut ChangeSet,
-        caller: &Caller,
-        (collection, listed): (Collection, Revision),
+        tx: &mut Tx<'_>,
         key: Key,
         created: &T,
         event_type: &str,
     ) -> Result<()> {
-        self.claim(changes);
+        tx.put(self.key.clone(), json!(self.id));
         let value = encode(&key, created)?;
-        changes.expect_collection(collection, listed);
-        create_record(changes, caller, key, value, event_type);
+        tx.create(key, value, event_type);
         Ok(())
     }
 }
@@ -73,8 +73,9 @@ impl ToggleAdmin {
     /// ignoring case ([`Error::NameExists`]). The root role must be Admin 1, Editor 2 or
     /// Viewer 3 (default). The id is the next of the `users` counter: 1, 2, 3 …
     pub async fn create_user(&self, caller: &Caller, user: &NewUser) -> Result<User> {
-        let checks = [Check::root(Permission::ManageUsers)];
-        let mut first = Some(self.require(caller, &checks).await?);
+        let permit = self
+            .permit(caller, &[Need::root(Permission::ManageUsers)])
+            .await?;
         let trimmed = |s: &Option<String>| {
             s.as_deref()
                 .map(str::trim)
@@ -121,21 +122,21 @@ impl ToggleAdmin {
         if !problems.is_empty() {
             return Err(Error::validation("The user is not valid.", problems));
         }
-        retrying!("create_user", async {
-            let authorised = self.authorise_attempt(&mut first, caller, &checks).await?;
-            let existing = self.store.list(Collection::Users, "").await?;
+        let (username, email, name) = (&username, &email, &name);
+        self.change("create_user", permit, |tx| Box::pin(async move {
+            let existing = tx.list(Collection::Users, "").await?;
             let users: Vec<User> = decode_listing(Collection::Users, &existing)?;
             let same = |a: &Option<String>, b: &Option<String>| matches!((a, b), (Some(a), Some(b)) if a.eq_ignore_ascii_case(b));
             if let Some(taken) = users
                 .iter()
-                .find(|u| same(&u.username, &username) || same(&u.email, &email))
+                .find(|u| same(&u.username, username) || same(&u.email, email))
             {
                 return Err(Error::name_exists(format!(
                     "User {} already has this username or email.",
                     taken.id
                 )));
             }
-            let next = self.next_id("users", 0).await?;
+            let next = NextId::read(tx, "users", 0).await?;
             let created = User {
                 id: next.id,
                 username: username.clone(),
@@ -144,18 +145,10 @@ impl ToggleAdmin {
                 root_role,
                 created_at: Utc::now(),
             };
-            let mut changes = ChangeSet::new();
-            next.create(
-                &mut changes,
-                caller,
-                (Collection::Users, existing.revision),
-                user_key(created.id),
-                &created,
-                "user-created",
-            )?;
-            self.commit_as(&authorised, changes).await?;
+            next.create(tx, user_key(created.id), &created, "user-created")?;
             Ok(created)
-        })
+        }))
+        .await
     }
 
     /// The user `id`. Any valid key may read it.
@@ -175,73 +168,64 @@ impl ToggleAdmin {
     /// groups ([`Error::NameExists`]); every member must be a user that exists (one 400
     /// listing the unknown ids); repeated members are merged.
     pub async fn create_group(&self, caller: &Caller, group: &NewGroup) -> Result<Group> {
-        let checks = [Check::root(Permission::ManageUsers)];
-        let mut first = Some(self.require(caller, &checks).await?);
+        let permit = self
+            .permit(caller, &[Need::root(Permission::ManageUsers)])
+            .await?;
         let name = trimmed_name(&group.name, "group")?;
-        retrying!("create_group", async {
-            let authorised = self.authorise_attempt(&mut first, caller, &checks).await?;
-            let existing = self.store.list(Collection::Groups, "").await?;
-            let groups: Vec<Group> = decode_listing(Collection::Groups, &existing)?;
-            if groups.iter().any(|g| g.name == name) {
-                return Err(Error::name_exists(format!(
-                    "A group named \"{name}\" already exists."
-                )));
-            }
-            let mut changes = ChangeSet::new();
-            let users = self.existing_users(&group.users, &mut changes).await?;
-            let next = self.next_id("groups", 0).await?;
-            let created = Group {
-                id: next.id,
-                name: name.to_owned(),
-                description: group.description.clone(),
-                users,
-                created_at: Utc::now(),
-            };
-            next.create(
-                &mut changes,
-                caller,
-                (Collection::Groups, existing.revision),
-                group_key(created.id),
-                &created,
-                "group-created",
-            )?;
-            self.commit_as(&authorised, changes).await?;
-            Ok(created)
+        self.change("create_group", permit, |tx| {
+            Box::pin(async move {
+                let existing = tx.list(Collection::Groups, "").await?;
+                let groups: Vec<Group> = decode_listing(Collection::Groups, &existing)?;
+                if groups.iter().any(|g| g.name == name) {
+                    return Err(Error::name_exists(format!(
+                        "A group named \"{name}\" already exists."
+                    )));
+                }
+                let users = existing_users(tx, &group.users).await?;
+                let next = NextId::read(tx, "groups", 0).await?;
+                let created = Group {
+                    id: next.id,
+                    name: name.to_owned(),
+                    description: group.description.clone(),
+                    users,
+                    created_at: Utc::now(),
+                };
+                next.create(tx, group_key(created.id), &created, "group-created")?;
+                Ok(created)
+            })
         })
+        .await
     }
 
     /// Replace the members of group `id`. Needs `MANAGE_USERS`. Every member must be a user
     /// that exists; the change takes effect at the members' next permission check.
     pub async fn set_group_users(&self, caller: &Caller, id: i64, users: &[i64]) -> Result<Group> {
-        let checks = [Check::root(Permission::ManageUsers)];
-        let mut first = Some(self.require(caller, &checks).await?);
-        retrying!("set_group_users", async {
-            let authorised = self.authorise_attempt(&mut first, caller, &checks).await?;
-            let key = group_key(id);
-            let record = self.store.get(&key).await?;
-            let current: Group = decode_opt(&key, record.as_ref())?
-                .ok_or_else(|| Error::not_found(format!("There is no group with id {id}.")))?;
-            let mut changes = ChangeSet::new();
-            let members = self.existing_users(users, &mut changes).await?;
-            let updated = Group {
-                users: members,
-                ..current.clone()
-            };
-            changes
-                .expect_revision(key.clone(), revision_of(record.as_ref()))
-                .put(key.clone(), encode(&key, &updated)?)
-                .event(event(
-                    caller,
+        let permit = self
+            .permit(caller, &[Need::root(Permission::ManageUsers)])
+            .await?;
+        self.change("set_group_users", permit, |tx| {
+            Box::pin(async move {
+                let key = group_key(id);
+                let record = tx.get(&key).await?;
+                let current: Group = decode_opt(&key, record.as_ref())?
+                    .ok_or_else(|| Error::not_found(format!("There is no group with id {id}.")))?;
+                let members = existing_users(tx, users).await?;
+                let updated = Group {
+                    users: members,
+                    ..current.clone()
+                };
+                tx.put(key.clone(), encode(&key, &updated)?).record(
                     "group-updated",
                     None,
                     None,
                     None,
                     Some(encode(&key, &current)?),
                     Some(encode(&key, &updated)?),
-                ));
-            self.commit_as(&authorised, changes).await?;
-            Ok(updated)
+                );
+                Ok(updated)
+            })
         })
+        .await
     }
 
     /// The group `id`. Any valid key may read it.
@@ -264,57 +248,50 @@ impl ToggleAdmin {
     /// permission; only environment permissions may name an environment, which must exist.
     /// Ids continue after the built-in roles: 6, 7, 8 …
     pub async fn create_role(&self, caller: &Caller, role: &NewRole) -> Result<Role> {
-        let checks = [Check::root(Permission::ManageUsers)];
-        let mut first = Some(self.require(caller, &checks).await?);
+        let permit = self
+            .permit(caller, &[Need::root(Permission::ManageUsers)])
+            .await?;
         let name = trimmed_name(&role.name, "role")?;
-        retrying!("create_role", async {
-            let authorised = self.authorise_attempt(&mut first, caller, &checks).await?;
-            let environments = self.store.list(Collection::Environments, "").await?;
-            let names: Vec<String> = environments
-                .records
-                .iter()
-                .map(|(id, _)| id.clone())
-                .collect();
-            let problems = access::custom_role_problems(&role.permissions, &names);
-            if !problems.is_empty() {
-                let details = problems
-                    .into_iter()
-                    .map(|(i, message)| ErrorDetail::at(format!("permissions[{i}]"), message))
+        self.change("create_role", permit, |tx| {
+            Box::pin(async move {
+                let environments = tx.list(Collection::Environments, "").await?;
+                let names: Vec<String> = environments
+                    .records
+                    .iter()
+                    .map(|(id, _)| id.clone())
                     .collect();
-                return Err(Error::validation("The role is not valid.", details));
-            }
-            let existing = self.store.list(Collection::Roles, "").await?;
-            let mut roles: Vec<Role> = decode_listing(Collection::Roles, &existing)?;
-            roles.extend(access::builtin_roles());
-            if roles.iter().any(|r| r.name.eq_ignore_ascii_case(name)) {
-                return Err(Error::name_exists(format!(
-                    "A role named \"{name}\" already exists."
-                )));
-            }
-            let mut permissions = role.permissions.clone();
-            permissions.sort();
-            permissions.dedup();
-            let next = self.next_id("roles", LAST_BUILTIN_ROLE).await?;
-            let created = Role {
-                id: next.id,
-                name: name.to_owned(),
-                description: role.description.clone(),
-                role_type: RoleType::Custom,
-                permissions,
-            };
-            let mut changes = ChangeSet::new();
-            changes.expect_collection(Collection::Environments, environments.revision);
-            next.create(
-                &mut changes,
-                caller,
-                (Collection::Roles, existing.revision),
-                role_key(created.id),
-                &created,
-                "role-created",
-            )?;
-            self.commit_as(&authorised, changes).await?;
-            Ok(created)
+                let problems = access::custom_role_problems(&role.permissions, &names);
+                if !problems.is_empty() {
+                    let details = problems
+                        .into_iter()
+                        .map(|(i, message)| ErrorDetail::at(format!("permissions[{i}]"), message))
+                        .collect();
+                    return Err(Error::validation("The role is not valid.", details));
+                }
+                let existing = tx.list(Collection::Roles, "").await?;
+                let mut roles: Vec<Role> = decode_listing(Collection::Roles, &existing)?;
+                roles.extend(access::builtin_roles());
+                if roles.iter().any(|r| r.name.eq_ignore_ascii_case(name)) {
+                    return Err(Error::name_exists(format!(
+                        "A role named \"{name}\" already exists."
+                    )));
+                }
+                let mut permissions = role.permissions.clone();
+                permissions.sort();
+                permissions.dedup();
+                let next = NextId::read(tx, "roles", LAST_BUILTIN_ROLE).await?;
+                let created = Role {
+                    id: next.id,
+                    name: name.to_owned(),
+                    description: role.description.clone(),
+                    role_type: RoleType::Custom,
+                    permissions,
+                };
+                next.create(tx, role_key(created.id), &created, "role-created")?;
+                Ok(created)
+            })
         })
+        .await
     }
 
     /// The role `id`, built-in or custom. Any valid key may read it.
@@ -357,48 +334,33 @@ impl ToggleAdmin {
         first.sort_by_key(id);
         Ok(first)
     }
+}
 
-    /// The next id of counter `name`, never at or below `floor`.
-    async fn next_id(&self, name: &str, floor: i64) -> Result<NextId> {
-        let key = Key::new(Collection::Sequences, name);
-        let record = self.store.get(&key).await?;
-        let last: i64 = decode_opt(&key, record.as_ref())?.unwrap_or(0);
-        Ok(NextId {
-            id: last.max(floor) + 1,
-            key,
-            read_at: revision_of(record.as_ref()),
-        })
-    }
-
-    /// `ids` ascending without repeats, if each is a user that exists; the change set then
-    /// requires that they still do. Otherwise one 400 naming every unknown id.
-    async fn existing_users(&self, ids: &[i64], changes: &mut ChangeSet) -> Result<Vec<i64>> {
-        let unique: BTreeSet<i64> = ids.iter().copied().collect();
-        let keys: Vec<Key> = unique.iter().map(|id| user_key(*id)).collect();
-        let found = self.store.get_many(&keys).await?;
-        let mut details = Vec::new();
-        let mut unknown = Vec::new();
-        for (id, record) in unique.iter().zip(&found) {
-            if record.is_none() {
-                unknown.push(id.to_string());
-                let at = ids.iter().position(|u| u == id).unwrap_or_default();
-                details.push(ErrorDetail::at(
-                    format!("users[{at}]"),
-                    format!("there is no user with id {id}"),
-                ));
-            }
-        }
-        if !details.is_empty() {
-            return Err(Error::validation(
-                format!("These user ids do not exist: {}.", unknown.join(", ")),
-                details,
+/// `ids` ascending without repeats, if each is a user that exists (read through `tx`, so the
+/// commit requires that they still do). Otherwise one 400 naming every unknown id.
+async fn existing_users(tx: &Tx<'_>, ids: &[i64]) -> Result<Vec<i64>> {
+    let unique: BTreeSet<i64> = ids.iter().copied().collect();
+    let keys: Vec<Key> = unique.iter().map(|id| user_key(*id)).collect();
+    let found = tx.reader().get_all(&keys).await?;
+    let mut details = Vec::new();
+    let mut unknown = Vec::new();
+    for (id, record) in unique.iter().zip(&found) {
+        if record.is_none() {
+            unknown.push(id.to_string());
+            let at = ids.iter().position(|u| u == id).unwrap_or_default();
+            details.push(ErrorDetail::at(
+                format!("users[{at}]"),
+                format!("there is no user with id {id}"),
             ));
         }
-        for (key, record) in keys.into_iter().zip(&found) {
-            changes.expect_revision(key, revision_of(record.as_ref()));
-        }
-        Ok(unique.into_iter().collect())
     }
+    if !details.is_empty() {
+        return Err(Error::validation(
+            format!("These user ids do not exist: {}.", unknown.join(", ")),
+            details,
+        ));
+    }
+    Ok(unique.into_iter().collect())
 }
 
 /// A group's or role's name (`what`), trimmed: 1 to 100 characters, free of control

@@ -31,7 +31,7 @@ use json_patch::Patch;
 use serde_json::Value;
 use tokio::sync::oneshot;
 
-use super::Authorised;
+use super::Permit;
 use crate::auth::Caller;
 use crate::error::{Error, Result};
 use crate::model::FeatureVariants;
@@ -81,8 +81,8 @@ pub(super) enum Outcome {
 
 /// One waiting change.
 pub(super) struct Writer {
-    /// The permission decision made before the body was read (used by the first attempt).
-    pub(super) first: Option<Authorised>,
+    /// The admission: made before the body was read, decided again after a conflict.
+    pub(super) permit: Permit,
     pub(super) caller: Caller,
     pub(super) change: OwnedChange,
     reply: oneshot::Sender<Outcome>,
@@ -160,15 +160,14 @@ impl VariantWriters {
     pub(super) fn enqueue(
         &self,
         target: &Target,
-        first: Authorised,
-        caller: &Caller,
+        permit: Permit,
         change: VariantsChange<'_>,
     ) -> Ticket {
         let (reply, answer) = oneshot::channel();
         let taken = Arc::new(tokio::sync::Notify::new());
         let writer = Writer {
-            first: Some(first),
-            caller: caller.clone(),
+            caller: permit.caller().clone(),
+            permit,
             change: OwnedChange::of(change),
             reply,
             taken: Arc::clone(&taken),

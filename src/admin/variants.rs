@@ -2,160 +2,24 @@
 //! specification), replace, read.
 
 use json_patch::Patch;
-use serde::{Deserialize, Serialize};
 use serde_json::Value;
-use serde_json::value::RawValue;
 
 use super::reader::Reader;
 use super::records::feature_environment_key;
-use super::records::{
-    decode_ref, encode, feature_environment_found, feature_environment_keys, revision_of,
-};
 use std::sync::Arc;
 
 use tokio::sync::OwnedMutexGuard;
 
+use super::variant_records::{decode_text, next_list, read_target};
 use super::variant_writers::{Outcome, Target as WriteTarget, VariantsChange, Writer, echo};
-use super::{Authorised, Check, MAX_ATTEMPTS, ToggleAdmin, contention, event, stored_text};
+use super::{Authority, MAX_ATTEMPTS, Need, Permit, ToggleAdmin, contention, stored_text};
 use crate::auth::{Caller, Permission};
 use crate::error::{Error, Result};
 use crate::model::{FeatureVariants, Json, Variant};
-use crate::store::{ChangeSet, Key, NewEvent, Revision, StoreError, Versioned};
+use crate::store::{ChangeSet, Key, StoreError};
 
 /// The version of the feature-variants schema, sent as `version` (not a revision).
 const VARIANTS_SCHEMA_VERSION: u32 = 1;
-
-/// A feature environment as read for a change, with the revisions to commit against.
-///
-/// Only what the variant operations need is decoded: the project's environments, the
-/// feature's project and archived flag (once), and the variant list; the rest of the feature
-/// environment (its strategies) stays the stored JSON and is written back as it is.
-struct Target {
-    feature_key: Key,
-    feature_revision: Revision,
-    archived: bool,
-    fe_key: Key,
-    fe_record: Option<Versioned>,
-    project_key: Key,
-    project_revision: Revision,
-    environment_key: Key,
-    environment_revision: Revision,
-}
-
-impl Target {
-    /// Expect every record the decision read at the revision it read: a decision view may
-    /// show any of them stale (see [`Store::decision_view`](crate::store::Store::decision_view)).
-    fn expect_read(&self, changes: &mut ChangeSet) {
-        changes
-            .expect_revision(self.fe_key.clone(), revision_of(self.fe_record.as_ref()))
-            .expect_revision(self.feature_key.clone(), self.feature_revision)
-            .expect_revision(self.project_key.clone(), self.project_revision)
-            .expect_revision(self.environment_key.clone(), self.environment_revision);
-    }
-
-    /// The change set that writes `list` as the variants of the feature environment
-    /// `stored` (its `enabled` and strategies written back as they were), expecting every
-    /// record the decision read, with `events`.
-    fn write_list(
-        &self,
-        stored: &StoredFeatureEnvironment<'_>,
-        list: &RawValue,
-        events: Vec<NewEvent>,
-    ) -> Result<ChangeSet> {
-        let record = encode(
-            &self.fe_key,
-            &UpdatedFeatureEnvironment {
-                enabled: stored.enabled,
-                variants: list,
-                strategies: match stored.strategies {
-                    Some(strategies) => strategies,
-                    None => empty_list(),
-                },
-            },
-        )?;
-        let mut changes = ChangeSet::new();
-        self.expect_read(&mut changes);
-        changes.put(self.fe_key.clone(), record);
-        for event in events {
-            changes.event(event);
-        }
-        Ok(changes)
-    }
-
-    /// The `feature-environment-variants-updated` event of `caller` changing the list from
-    /// `old` to `new` in `names` (project, feature, environment).
-    fn variants_event(
-        &self,
-        caller: &Caller,
-        (project, feature, environment): (&str, &str, &str),
-        old: &RawValue,
-        new: &RawValue,
-    ) -> Result<NewEvent> {
-        let pre_data = encode(&self.fe_key, &VariantsEventData { variants: old })?;
-        let data = encode(&self.fe_key, &VariantsEventData { variants: new })?;
-        Ok(event(
-            caller,
-            "feature-environment-variants-updated",
-            Some(project),
-            Some(feature),
-            Some(environment),
-            Some(pre_data),
-            Some(data),
-        ))
-    }
-
-    /// The stored feature environment, its lists still JSON text (`[]` lists when it has no
-    /// record yet: records are written on first change).
-    fn stored(&self) -> Result<StoredFeatureEnvironment<'_>> {
-        match &self.fe_record {
-            Some(record) => decode_ref(&self.fe_key, &record.value),
-            None => Ok(StoredFeatureEnvironment::default()),
-        }
-    }
-}
-
-/// The JSON text `[]`.
-fn empty_list() -> &'static RawValue {
-    const EMPTY: &str = "[]";
-    // `[]` is valid JSON, so this never fails; a `null` would be as harmless.
-    serde_json::from_str(EMPTY).unwrap_or(RawValue::NULL)
-}
-
-/// A stored feature environment (the facade's `FeatureEnvironmentRecord`), borrowed: the
-/// variant list and the strategies stay the stored JSON text. A patch then parses only the
-/// variant list, and writes the strategies back as they were without decoding them.
-#[derive(Deserialize, Default)]
-struct StoredFeatureEnvironment<'a> {
-    #[serde(default)]
-    enabled: bool,
-    #[serde(borrow, default)]
-    variants: Option<&'a RawValue>,
-    #[serde(borrow, default)]
-    strategies: Option<&'a RawValue>,
-}
-
-impl<'a> StoredFeatureEnvironment<'a> {
-    fn variants(&self) -> &'a RawValue {
-        match self.variants {
-            Some(list) => list,
-            None => empty_list(),
-        }
-    }
-}
-
-/// A feature environment record as written by a variant change.
-#[derive(Serialize)]
-struct UpdatedFeatureEnvironment<'a> {
-    enabled: bool,
-    variants: &'a RawValue,
-    strategies: &'a RawValue,
-}
-
-/// The data of a `feature-environment-variants-updated` event: `{"variants": […]}`.
-#[derive(Serialize)]
-struct VariantsEventData<'a> {
-    variants: &'a RawValue,
-}
 
 impl ToggleAdmin {
     /// Apply a JSON Patch (RFC 6902) to the variants of `feature` in `environment`, and return
@@ -210,28 +74,28 @@ impl ToggleAdmin {
     /// assert_eq!(weights, [500, 500]);
     /// # Ok(()) }
     /// ```
-    pub async fn patch_variants(
+    pub async fn patch_variants<'a>(
         &self,
-        caller: &Caller,
+        authority: impl Into<Authority<'a>>,
         project: &str,
         feature: &str,
         environment: &str,
         patch: &Patch,
     ) -> Result<FeatureVariants> {
-        let first = self
-            .require_variants_permission(caller, project, environment)
+        let permit = self
+            .admit_variants_change(authority.into(), project, environment)
             .await?;
         let change = VariantsChange::Patch(patch);
-        self.change_variants(first, caller, project, feature, environment, change)
+        self.change_variants(permit, project, feature, environment, change)
             .await
     }
 
     /// Replace the variants of `feature` in `environment`: `PUT …/variants`. The same
     /// permission, checks, validation, weighting, ordering and event as
     /// [`patch_variants`](Self::patch_variants).
-    pub async fn set_variants(
+    pub async fn set_variants<'a>(
         &self,
-        caller: &Caller,
+        authority: impl Into<Authority<'a>>,
         project: &str,
         feature: &str,
         environment: &str,
@@ -239,25 +103,25 @@ impl ToggleAdmin {
     ) -> Result<FeatureVariants> {
         let document = serde_json::to_value(variants)
             .map_err(|e| Error::invalid_at("", format!("the variants cannot be encoded: {e}")))?;
-        self.set_variants_json(caller, project, feature, environment, &document)
+        self.set_variants_json(authority, project, feature, environment, &document)
             .await
     }
 
     /// [`set_variants`](Self::set_variants) with the list as raw JSON (the HTTP body), so
     /// that every problem in it can be reported with its path.
-    pub async fn set_variants_json(
+    pub async fn set_variants_json<'a>(
         &self,
-        caller: &Caller,
+        authority: impl Into<Authority<'a>>,
         project: &str,
         feature: &str,
         environment: &str,
         variants: &Value,
     ) -> Result<FeatureVariants> {
-        let first = self
-            .require_variants_permission(caller, project, environment)
+        let permit = self
+            .admit_variants_change(authority.into(), project, environment)
             .await?;
         let change = VariantsChange::Replace(variants);
-        self.change_variants(first, caller, project, feature, environment, change)
+        self.change_variants(permit, project, feature, environment, change)
             .await
     }
 
@@ -272,9 +136,8 @@ impl ToggleAdmin {
     ) -> Result<FeatureVariants> {
         self.require(caller, &[]).await?;
         let view = self.store.view().await?;
-        let target = self
-            .read_target(Reader::View(view.as_ref()), project, feature, environment)
-            .await?;
+        let target =
+            read_target(Reader::View(view.as_ref()), project, feature, environment).await?;
         let stored = target.stored()?;
         Ok(FeatureVariants {
             version: VARIANTS_SCHEMA_VERSION,
@@ -282,61 +145,44 @@ impl ToggleAdmin {
         })
     }
 
-    /// Decide whether `caller`, authenticated in this same request, may change variants of
-    /// `project` in `environment`. It comes before the input is looked at (the HTTP order
-    /// of checks: permission before body shape); the decision then serves the change's
-    /// first attempt. The key's record is not read again: the decision rests on the record
-    /// the authentication read, whose revision the commit expects (see
-    /// [`require_as_authenticated`](Self::require_as_authenticated)).
-    pub(crate) async fn require_variants_permission(
+    /// The permit to change variants of `project` in `environment`, from `authority`. A
+    /// caller's key record is not read again: the decision rests on the record its
+    /// authentication read, whose revision the commit expects (see
+    /// [`permit_as_authenticated`](Self::permit_as_authenticated)).
+    async fn admit_variants_change(
         &self,
-        caller: &Caller,
+        authority: Authority<'_>,
         project: &str,
         environment: &str,
-    ) -> Result<Authorised> {
-        self.require_as_authenticated(caller, &variants_checks(project, environment))
-            .await
+    ) -> Result<Permit> {
+        let needs = variants_needs(project, environment);
+        match authority {
+            Authority::Caller(caller) => self.permit_as_authenticated(caller, &needs).await,
+            other => self.admit(other, &needs).await,
+        }
     }
 
-    /// Authenticate `secret` and decide its permission to change variants of `project` in
-    /// `environment` (what [`require_variants_permission`](Self::require_variants_permission)
-    /// decides), for the HTTP adapter. The key's record is the one a decision view shows
-    /// ([`authenticate_to_commit`](Self::authenticate_to_commit)): the change commits with
-    /// its revision as a precondition, so a key revoked or changed since is refused at the
-    /// commit's retry. A refusal decided on that record is decided again on the store's
-    /// current record when the two differ.
-    pub(crate) async fn authorise_variants_change(
+    /// Authenticate `secret` and admit it to change variants of `project` in `environment`,
+    /// before the body is read (the HTTP order of checks: permission before body shape),
+    /// on the key's record as a decision view shows it (see
+    /// [`permit_secret`](Self::permit_secret)). [`patch_variants`](Self::patch_variants) and
+    /// [`set_variants_json`](Self::set_variants_json) take the permit.
+    pub async fn permit_variants_change(
         &self,
         secret: Option<&str>,
         project: &str,
         environment: &str,
-    ) -> Result<(Caller, Authorised)> {
-        let caller = self.authenticate_to_commit(secret).await?;
-        let refusal = match self
-            .require_variants_permission(&caller, project, environment)
+    ) -> Result<Permit> {
+        self.permit_secret(secret, &variants_needs(project, environment))
             .await
-        {
-            Ok(authorised) => return Ok((caller, authorised)),
-            Err(refusal) => refusal,
-        };
-        let current = self.authenticate(secret).await?;
-        if current.revision == caller.revision {
-            return Err(refusal);
-        }
-        let authorised = self
-            .require_variants_permission(&current, project, environment)
-            .await?;
-        Ok((current, authorised))
     }
 
-    /// Read-decide-submit the variant list, authorised by `first` on the first attempt (from
-    /// [`require_variants_permission`](Self::require_variants_permission), which the HTTP
-    /// adapter calls before reading the body). Concurrent changes of the same feature
-    /// environment are combined into one commit (see `variant_writers.rs`).
-    pub(crate) async fn change_variants(
+    /// Read-decide-submit the variant list, admitted by `permit` on the first attempt.
+    /// Concurrent changes of the same feature environment are combined into one commit (see
+    /// `variant_writers.rs`).
+    async fn change_variants(
         &self,
-        first: Authorised,
-        caller: &Caller,
+        permit: Permit,
         project: &str,
         feature: &str,
         environment: &str,
@@ -347,7 +193,8 @@ impl ToggleAdmin {
             feature.to_owned(),
             environment.to_owned(),
         );
-        let mut ticket = self.writers.enqueue(&target, first, caller, change);
+        let caller = permit.caller().clone();
+        let mut ticket = self.writers.enqueue(&target, permit, change);
         let queue = Arc::clone(&ticket.queue);
         let outcome = loop {
             let turn = tokio::select! {
@@ -384,7 +231,7 @@ impl ToggleAdmin {
         match outcome {
             Ok(Outcome::Done(result)) => result,
             Ok(Outcome::Alone) => {
-                self.change_variants_alone(None, caller, project, feature, environment, change)
+                self.change_variants_alone(None, &caller, project, feature, environment, change)
                     .await
             }
             Err(_) => Err(Error::internal(
@@ -398,33 +245,28 @@ impl ToggleAdmin {
     /// holding the queue's `turn` until the commit is accepted. Answers every writer.
     async fn lead(&self, turn: OwnedMutexGuard<()>, batch: Vec<Writer>, target: WriteTarget) {
         let (project, feature, environment) = (&target.0, &target.1, &target.2);
-        let checks = variants_checks(project, environment);
         let mut writers = batch;
         let mut turn = Some(turn);
         for attempt in 1..=MAX_ATTEMPTS {
             // Each writer's permission: the decision made before its body was read on the
             // first attempt, decided afresh after a conflict.
-            let mut authorised: Option<Authorised> = None;
             let mut kept = Vec::with_capacity(writers.len());
             for mut writer in writers {
-                match self
-                    .authorise_attempt_deciding(&mut writer.first, &writer.caller, &checks)
-                    .await
-                {
-                    Ok(decision) => {
-                        authorised = Some(match authorised {
-                            Some(all) => all.and(decision),
-                            None => decision,
-                        });
-                        kept.push(writer);
+                if attempt > 1 {
+                    match self.permit_again_deciding(&writer.permit).await {
+                        Ok(permit) => writer.permit = permit,
+                        Err(error) => {
+                            writer.answer(Outcome::Done(Err(error)));
+                            continue;
+                        }
                     }
-                    Err(error) => writer.answer(Outcome::Done(Err(error))),
                 }
+                kept.push(writer);
             }
             writers = kept;
-            let Some(authorised) = authorised else {
+            if writers.is_empty() {
                 return;
-            };
+            }
             let fe_key = feature_environment_key(feature, environment);
             let decision_turn = self.locks.lock(&fe_key).await;
             let decided = match self
@@ -450,12 +292,14 @@ impl ToggleAdmin {
                 }
                 return;
             }
-            match self.submit_as(&authorised, changes).await {
+            let permits: Vec<&Permit> = writers.iter().map(|w| &w.permit).collect();
+            match self.submit_permitted(&permits, changes).await {
                 Ok(accepted) => {
                     drop(decision_turn);
                     drop(turn.take());
                     match accepted.durable().await {
-                        Ok(_) => {
+                        Ok(revision) => {
+                            self.committed(revision);
                             for (writer, result) in writers.into_iter().zip(results) {
                                 writer.answer(Outcome::Done(Ok(result)));
                             }
@@ -499,8 +343,7 @@ impl ToggleAdmin {
         environment: &str,
     ) -> std::result::Result<Option<(ChangeSet, Vec<FeatureVariants>)>, ()> {
         let view = self.store.decision_view().await.map_err(drop)?;
-        let target = self
-            .read_target(Reader::View(view.as_ref()), project, feature, environment)
+        let target = read_target(Reader::View(view.as_ref()), project, feature, environment)
             .await
             .map_err(drop)?;
         if target.archived {
@@ -559,7 +402,7 @@ impl ToggleAdmin {
     /// request's answer. `first` is a permission decision still unused, if any.
     async fn change_variants_alone(
         &self,
-        first: Option<Authorised>,
+        first: Option<Permit>,
         caller: &Caller,
         project: &str,
         feature: &str,
@@ -567,23 +410,54 @@ impl ToggleAdmin {
         change: VariantsChange<'_>,
     ) -> Result<FeatureVariants> {
         let fe_key = feature_environment_key(feature, environment);
-        let checks = variants_checks(project, environment);
+        let needs = variants_needs(project, environment);
         let mut first = first;
-        retrying!("patch_variants", async {
+        let mut attempt = 0usize;
+        loop {
+            attempt += 1;
             // After a conflict (the key revoked, the user's access changed) the permission
             // is decided again with the rest.
-            let authorised = self.authorise_attempt(&mut first, caller, &checks).await?;
+            let permit = match first.take() {
+                Some(permit) => permit,
+                None => self.permit(caller, &needs).await?,
+            };
+            let outcome = self
+                .change_variants_once(&permit, project, feature, environment, change, &fe_key)
+                .await;
+            match outcome {
+                Err(Error::Store(StoreError::Conflict(changed))) if attempt < MAX_ATTEMPTS => {
+                    tracing::debug!(%changed, "patch_variants: conflict, reading again");
+                }
+                Err(Error::Store(StoreError::Conflict(_))) => {
+                    return Err(contention("patch_variants"));
+                }
+                other => return other,
+            }
+        }
+    }
+
+    /// One attempt of [`change_variants_alone`](Self::change_variants_alone).
+    async fn change_variants_once(
+        &self,
+        permit: &Permit,
+        project: &str,
+        feature: &str,
+        environment: &str,
+        change: VariantsChange<'_>,
+        fe_key: &Key,
+    ) -> Result<FeatureVariants> {
+        let caller = permit.caller();
+        {
             // Writers of this feature environment decide one after the other, on the latest
             // accepted state, and wait for durability after letting the next one decide.
-            let turn = self.locks.lock(&fe_key).await;
+            let turn = self.locks.lock(fe_key).await;
             // This path answers refusals, so it decides on a view that does not lag.
             let mut view = self.store.decision_view().await?;
             if view.may_lag() {
                 view = self.store.view().await?;
             }
-            let target = self
-                .read_target(Reader::View(view.as_ref()), project, feature, environment)
-                .await?;
+            let target =
+                read_target(Reader::View(view.as_ref()), project, feature, environment).await?;
             if target.archived {
                 return Err(Error::invalid_at(
                     "featureName",
@@ -602,86 +476,23 @@ impl ToggleAdmin {
                 new_list.as_raw(),
             )?;
             let changes = target.write_list(&stored, new_list.as_raw(), vec![event])?;
-            let accepted = self.submit_as(&authorised, changes).await?;
+            let accepted = self.submit_permitted(&[permit], changes).await?;
             drop(turn);
-            accepted.durable().await?;
+            let revision = accepted.durable().await?;
+            self.committed(revision);
             Ok(FeatureVariants {
                 version: VARIANTS_SCHEMA_VERSION,
                 variants,
             })
-        })
-    }
-
-    /// Read a feature environment for a change, with the 404s in a fixed order: project,
-    /// feature (in that project), environment, environment of the project.
-    async fn read_target(
-        &self,
-        reader: Reader<'_>,
-        project: &str,
-        feature: &str,
-        environment: &str,
-    ) -> Result<Target> {
-        let keys = feature_environment_keys(project, feature, environment);
-        let records = reader.read(&keys).await?;
-        let archived = feature_environment_found(project, feature, environment, &keys, &records)?;
-        let [
-            project_record,
-            feature_record,
-            environment_record,
-            fe_record,
-        ] = records;
-        let project_revision = revision_of(project_record.as_ref());
-        let feature_revision = revision_of(feature_record.as_ref());
-        let environment_revision = revision_of(environment_record.as_ref());
-        let [project_key, feature_key, environment_key, fe_key] = keys;
-        Ok(Target {
-            feature_key,
-            feature_revision,
-            archived,
-            fe_key,
-            fe_record,
-            project_key,
-            project_revision,
-            environment_key,
-            environment_revision,
-        })
-    }
-}
-
-/// The list `change` makes of `list` (the stored JSON text of the record at `key`): the
-/// normalised variants, and as JSON text.
-fn next_list(
-    key: &Key,
-    list: &RawValue,
-    change: VariantsChange<'_>,
-) -> Result<(Vec<Variant>, Json)> {
-    let variants = match change {
-        VariantsChange::Patch(patch) => {
-            let current: Value = decode_text(key, list)?;
-            let patched = crate::variants::apply_patch_to(current, patch)?;
-            crate::variants::normalise_variants(&patched)?
         }
-        VariantsChange::Replace(list) => crate::variants::normalise_variants(list)?,
-    };
-    let text = encode(key, &variants)?;
-    Ok((variants, text))
+    }
 }
 
 /// The permission a variant change needs.
-fn variants_checks<'a>(project: &'a str, environment: &'a str) -> [Check<'a>; 1] {
-    [Check::environment(
+fn variants_needs<'a>(project: &'a str, environment: &'a str) -> [Need<'a>; 1] {
+    [Need::environment(
         Permission::UpdateFeatureEnvironmentVariants,
         project,
         environment,
     )]
-}
-
-/// Decode a member of the record at `key` from its stored JSON text.
-fn decode_text<'a, T: Deserialize<'a>>(key: &Key, text: &'a RawValue) -> Result<T> {
-    serde_json::from_str(text.get()).map_err(|source| {
-        Error::Store(crate::store::StoreError::Encoding {
-            what: format!("record {key}"),
-            source,
-        })
-    })
 }

@@ -34,11 +34,9 @@ async fn set_access(
     Params(project): Params<String>,
     body: LaterBody,
 ) -> HttpResult<StatusCode> {
-    admin
-        .require_some_access_permission(&caller, &project)
-        .await?;
+    let permit = admin.permit_access_change(&caller, &project).await?;
     let config: ProjectAccessConfiguration = body.object().await?;
-    admin.set_project_access(&caller, &project, &config).await?;
+    admin.set_project_access(permit, &project, &config).await?;
     Ok(StatusCode::OK)
 }
 

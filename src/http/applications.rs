@@ -81,7 +81,7 @@ async fn register(
     Params(name): Params<String>,
     body: LaterBody,
 ) -> HttpResult<StatusCode> {
-    admin.require_application_permission(&caller).await?;
+    let permit = admin.permit_application_change(&caller).await?;
     let body: Registration = body.object().await?;
     if let Some(app_name) = &body.app_name
         && *app_name != name
@@ -103,7 +103,7 @@ async fn register(
         instances: body.instances,
         ..Application::default()
     };
-    admin.register_application(&caller, &application).await?;
+    admin.register_application(permit, &application).await?;
     Ok(StatusCode::ACCEPTED)
 }
 

@@ -57,7 +57,7 @@ impl FromRequestParts<ToggleAdmin> for AnyKey {
 
 /// The API key in the `Authorization` header, not yet authenticated: for a route whose
 /// operation authenticates it itself (a variant change, which may authenticate on what the
-/// store knows in process, see [`ToggleAdmin::authenticate_to_commit`]).
+/// store knows in process, see [`ToggleAdmin::permit_variants_change`]).
 #[derive(Debug, Clone)]
 pub(crate) struct KeySecret(pub Option<String>);
 
@@ -70,6 +70,15 @@ impl<S: Send + Sync> FromRequestParts<S> for KeySecret {
     ) -> std::result::Result<Self, ApiError> {
         Ok(KeySecret(secret_of(parts)?.map(str::to_owned)))
     }
+}
+
+/// The SDK key (client or frontend) named by the `Authorization` header, admitted with
+/// one read of its record ([`ToggleAdmin::permit_sdk`]).
+pub(crate) async fn permit_sdk(
+    parts: &Parts,
+    admin: &ToggleAdmin,
+) -> std::result::Result<crate::admin::Permit, ApiError> {
+    Ok(admin.permit_sdk(secret_of(parts)?).await?)
 }
 
 /// The caller named by the `Authorization` header, whatever its key's type.

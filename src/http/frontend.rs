@@ -29,10 +29,11 @@ use utoipa_axum::routes;
 
 use super::client::sdk_body;
 use super::error::{HttpResult, Json};
-use super::extract::{JsonValue, authenticate};
+use super::extract::{JsonValue, permit_sdk};
+use crate::ToggleAdmin;
+use crate::admin::Permit;
 use crate::error::{Error, ErrorDetail};
 use crate::model::FrontendFeatures;
-use crate::{Caller, ToggleAdmin};
 
 /// The longest query string `GET /api/frontend` reads (32 KiB); longer → 400 at `query`.
 /// (A URI is at most 64 KiB in `http`; behind the server, hyper answers a longer request
@@ -90,8 +91,9 @@ fn cors(origins: &[String]) -> CorsLayer {
         .max_age(std::time::Duration::from_secs(172_800))
 }
 
-/// The caller of a frontend route: a frontend key (any other → 403, as in Unleash).
-struct FrontendKey(Caller);
+/// The admission of a frontend route: a frontend key (any other → 403, as in Unleash),
+/// its record read once for the whole request.
+struct FrontendKey(Permit);
 
 impl FromRequestParts<ToggleAdmin> for FrontendKey {
     type Rejection = super::ApiError;
@@ -100,11 +102,11 @@ impl FromRequestParts<ToggleAdmin> for FrontendKey {
         parts: &mut Parts,
         admin: &ToggleAdmin,
     ) -> Result<Self, Self::Rejection> {
-        let caller = authenticate(parts, admin).await?;
-        if !caller.key().access.is_frontend() {
+        let permit = permit_sdk(parts, admin).await?;
+        if !permit.caller().key().access.is_frontend() {
             return Err(crate::admin::wrong_key_type().into());
         }
-        Ok(FrontendKey(caller))
+        Ok(FrontendKey(permit))
     }
 }
 
@@ -127,7 +129,7 @@ async fn enabled_get(
     peer: Peer,
     uri: Uri,
 ) -> HttpResult<Json<FrontendFeatures>> {
-    answer(&admin, &caller, query_context(&uri)?, peer, false).await
+    answer(&admin, caller, query_context(&uri)?, peer, false).await
 }
 
 /// The flags enabled for the context in the body (`{context: {...}}`).
@@ -147,7 +149,7 @@ async fn enabled_post(
     peer: Peer,
     JsonValue(body): JsonValue,
 ) -> HttpResult<Json<FrontendFeatures>> {
-    answer(&admin, &caller, body_context(body)?, peer, false).await
+    answer(&admin, caller, body_context(body)?, peer, false).await
 }
 
 /// Every flag, enabled or not, for the context in the query.
@@ -166,7 +168,7 @@ async fn all_get(
     peer: Peer,
     uri: Uri,
 ) -> HttpResult<Json<FrontendFeatures>> {
-    answer(&admin, &caller, query_context(&uri)?, peer, true).await
+    answer(&admin, caller, query_context(&uri)?, peer, true).await
 }
 
 /// Every flag, enabled or not, for the context in the body.
@@ -186,7 +188,7 @@ async fn all_post(
     peer: Peer,
     JsonValue(body): JsonValue,
 ) -> HttpResult<Json<FrontendFeatures>> {
-    answer(&admin, &caller, body_context(body)?, peer, true).await
+    answer(&admin, caller, body_context(body)?, peer, true).await
 }
 
 /// A frontend SDK's usage metrics (Unleash's `clientMetricsSchema`): 200, no body, counted
@@ -207,7 +209,7 @@ async fn metrics(
     JsonValue(body): JsonValue,
 ) -> HttpResult<StatusCode> {
     let report: unleash_types::client_metrics::ClientMetrics = sdk_body(body)?;
-    admin.record_client_metrics(&caller, &report).await?;
+    admin.record_client_metrics(caller, &report).await?;
     Ok(StatusCode::OK)
 }
 
@@ -243,13 +245,13 @@ async fn register(
             .or_insert_with(|| Value::Array(Vec::new()));
     }
     let registration: unleash_types::client_metrics::ClientApplication = sdk_body(body)?;
-    admin.register_client(&caller, &registration).await?;
+    admin.register_client(caller, &registration).await?;
     Ok(StatusCode::OK)
 }
 
 async fn answer(
     admin: &ToggleAdmin,
-    caller: &Caller,
+    caller: Permit,
     mut context: Context,
     peer: Peer,
     include_disabled: bool,

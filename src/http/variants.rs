@@ -6,7 +6,6 @@ use axum::extract::State;
 use super::error::{HttpResult, Json};
 use super::extract::{Authenticated, KeySecret, LaterBody, Params};
 use crate::ToggleAdmin;
-use crate::admin::VariantsChange;
 use crate::model::FeatureVariants;
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
@@ -39,20 +38,13 @@ async fn patch(
 ) -> HttpResult<Json<FeatureVariants>> {
     // Permission before the body's shape, as Unleash checks; the decision then serves the
     // change's first attempt.
-    let (caller, authorised) = admin
-        .authorise_variants_change(secret.as_deref(), &project, &environment)
+    let permit = admin
+        .permit_variants_change(secret.as_deref(), &project, &environment)
         .await?;
     let body = body.patch().await?;
     let patch = crate::variants::decode_patch(&body)?;
     let result = admin
-        .change_variants(
-            authorised,
-            &caller,
-            &project,
-            &feature,
-            &environment,
-            VariantsChange::Patch(&patch),
-        )
+        .patch_variants(permit, &project, &feature, &environment, &patch)
         .await?;
     Ok(Json::ok(result))
 }
@@ -74,19 +66,12 @@ async fn replace(
     Params((project, feature, environment)): VariantsPath,
     body: LaterBody,
 ) -> HttpResult<Json<FeatureVariants>> {
-    let (caller, authorised) = admin
-        .authorise_variants_change(secret.as_deref(), &project, &environment)
+    let permit = admin
+        .permit_variants_change(secret.as_deref(), &project, &environment)
         .await?;
     let body = body.value().await?;
     let result = admin
-        .change_variants(
-            authorised,
-            &caller,
-            &project,
-            &feature,
-            &environment,
-            VariantsChange::Replace(&body),
-        )
+        .set_variants_json(permit, &project, &feature, &environment, &body)
         .await?;
     Ok(Json::ok(result))
 }

@@ -451,3 +451,129 @@ fn the_reader_finds_known_imports() {
         "use trees expand"
     );
 }
+
+/// The source of every `.rs` file directly in `src/<dir>/` (and its subfolders), by path.
+fn sources(dir: &str) -> Vec<(PathBuf, String)> {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../src")
+        .join(dir);
+    let mut out = Vec::new();
+    let mut stack = vec![root];
+    while let Some(dir) = stack.pop() {
+        for entry in std::fs::read_dir(&dir).unwrap() {
+            let path = entry.unwrap().path();
+            if path.is_dir() {
+                stack.push(path);
+            } else if path.extension().is_some_and(|e| e == "rs") {
+                let text = std::fs::read_to_string(&path).unwrap();
+                out.push((path, code(&text)));
+            }
+        }
+    }
+    out.sort();
+    out
+}
+
+/// Only the flow (`admin/flow.rs`) talks to the store's commit: every write operation reads,
+/// decides and commits through it, so which reads become preconditions is never an author's
+/// care. The rule allows one more file, and no operation file.
+#[test]
+fn store_commits_come_from_the_flow() {
+    let committing: Vec<String> = sources("admin")
+        .into_iter()
+        .filter(|(_, code)| {
+            code.contains("store.commit(")
+                || code.contains("store.submit(")
+                || code.contains(".commit(changes")
+        })
+        .map(|(path, _)| path.file_name().unwrap().to_string_lossy().into_owned())
+        .collect();
+    assert!(
+        committing.len() <= 2 && committing.iter().any(|f| f == "flow.rs"),
+        "only the flow (and at most one more file) may commit to the store; these do: {committing:?}"
+    );
+    let operation_files = [
+        "features.rs",
+        "projects.rs",
+        "variants.rs",
+        "keys.rs",
+        "import.rs",
+    ];
+    for file in &committing {
+        assert!(
+            !operation_files.contains(&file.as_str()),
+            "{file} commits to the store itself; write through `ToggleAdmin::change`"
+        );
+    }
+}
+
+/// The methods of `impl ToggleAdmin` blocks under `src/admin/`: (public, crate-private).
+fn facade_methods() -> (BTreeSet<String>, BTreeSet<String>) {
+    let (mut public, mut private) = (BTreeSet::new(), BTreeSet::new());
+    for (_, code) in sources("admin") {
+        let mut inside = false;
+        for line in code.lines() {
+            if line.starts_with("impl ToggleAdmin {") {
+                inside = true;
+                continue;
+            }
+            if line == "}" {
+                inside = false;
+            }
+            // A method starts at the block's indentation: `[pub[(…)]] [async] fn name`.
+            let Some(item) = line.strip_prefix("    ").filter(|_| inside) else {
+                continue;
+            };
+            let mut words = item.split_whitespace().peekable();
+            let visibility = match words.peek() {
+                Some(w) if w.starts_with("pub") => words.next().unwrap_or_default(),
+                _ => "",
+            };
+            if words.peek() == Some(&"async") {
+                words.next();
+            }
+            if words.next() != Some("fn") {
+                continue;
+            }
+            let name: String = words
+                .next()
+                .unwrap_or_default()
+                .chars()
+                .take_while(|c| c.is_ascii_alphanumeric() || *c == '_')
+                .collect();
+            if visibility == "pub" {
+                public.insert(name);
+            } else {
+                private.insert(name);
+            }
+        }
+    }
+    (public, private)
+}
+
+/// One door: the HTTP layer and the admin page call only the facade's public methods, the
+/// same ones an embedding application has (a permission decided before a body is read is a
+/// public `permit…`, not a crate-private shortcut). Both name the facade `admin`
+/// (`ui.admin` on the page).
+#[test]
+fn adapters_call_only_public_facade_methods() {
+    let (public, private) = facade_methods();
+    assert!(public.contains("permit"), "the door is public: {public:?}");
+    assert!(private.contains("change"), "the flow is found: {private:?}");
+    let private: Vec<&String> = private.difference(&public).collect();
+    let mut calls = Vec::new();
+    for dir in ["http", "ui"] {
+        for (path, code) in sources(dir) {
+            let joined: String = code.chars().filter(|c| !c.is_whitespace()).collect();
+            for name in &private {
+                if joined.contains(&format!("admin.{name}(")) {
+                    calls.push(format!("{} calls {name}", path.display()));
+                }
+            }
+        }
+    }
+    assert!(
+        calls.is_empty(),
+        "crate-private facade methods called from the adapters: {calls:#?}"
+    );
+}

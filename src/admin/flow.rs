@@ -1,0 +1,348 @@
+//! The flow: read → decide → commit, the one road of every write.
+//!
+//! An operation is admitted by a [`Permit`] (`permit.rs`), then runs
+//! [`ToggleAdmin::change`] with a closure that reads through a [`Tx`], decides (a pure
+//! domain function: validate, patch, normalise, plan) and writes through the same `Tx`, with
+//! its events. The flow then commits:
+//!
+//! * every record read through the `Tx` becomes a precondition at the revision read, and
+//!   every collection listed one at the collection's revision, by construction: an author
+//!   cannot forget one, so no update is ever lost;
+//! * the records the permit rested on are preconditions too, so a key revoked (or a user's
+//!   access changed) before the commit makes it conflict;
+//! * on a conflict the flow decides the permit again, and runs the closure again on fresh
+//!   reads, at most [`MAX_ATTEMPTS`] times (each conflict means another writer committed, so
+//!   the system makes progress), then gives up with [`Error::Contention`];
+//! * a change set that writes nothing is not committed (an operation that finds nothing to
+//!   do writes no event);
+//! * text with NUL is refused before it reaches any store (PostgreSQL cannot hold it, and
+//!   the stores must agree);
+//! * every commit is announced to the read side (client documents, deltas, streams) the same
+//!   way, at once.
+//!
+//! The variants path decides batches of concurrent writers on a decision view and submits
+//! them ([`ToggleAdmin::submit_permitted`]); it commits through here too, and its commits are
+//! announced the same way.
+
+use std::future::Future;
+use std::pin::Pin;
+
+use chrono::Utc;
+
+use super::ToggleAdmin;
+use super::permit::{Need, Permit};
+use super::reader::{Reader, Tracked};
+use crate::auth::Caller;
+use crate::error::{Error, Result};
+use crate::store::{
+    Accepted, ChangeSet, Collection, Json, Key, Listing, NewEvent, Revision, Store, StoreError,
+    Versioned,
+};
+
+/// How often an operation re-reads and decides again after a
+/// [`StoreError::Conflict`] before it gives up with [`Error::Contention`]. Each retry means
+/// another writer committed, so the system as a whole always makes progress; the bound only
+/// keeps one caller from waiting forever under extreme contention.
+pub(crate) const MAX_ATTEMPTS: usize = 200;
+
+/// The future of one attempt's decision.
+pub(crate) type Decision<'t, T> = Pin<Box<dyn Future<Output = Result<T>> + Send + 't>>;
+
+/// One attempt of a write: what it read and what it writes.
+#[derive(Debug)]
+pub(crate) struct Tx<'s> {
+    admin: &'s ToggleAdmin,
+    tracked: Tracked<'s>,
+    changes: ChangeSet,
+    /// Who the events are by.
+    actor: String,
+}
+
+impl<'s> Tx<'s> {
+    fn new(admin: &'s ToggleAdmin, actor: String) -> Self {
+        Self {
+            admin,
+            tracked: Tracked::new(admin.store.as_ref()),
+            changes: ChangeSet::new(),
+            actor,
+        }
+    }
+
+    /// A reader whose every read becomes a precondition of this transaction's commit.
+    pub(crate) fn reader(&self) -> Reader<'_> {
+        Reader::Tracked(&self.tracked)
+    }
+
+    /// The record at `key` (a precondition: it must still be at this revision, or absent).
+    pub(crate) async fn get(&self, key: &Key) -> Result<Option<Versioned>> {
+        let records = self.tracked.get_many(std::slice::from_ref(key)).await?;
+        Ok(records.into_iter().next().flatten())
+    }
+
+    /// The records at `keys`, in one read (each a precondition).
+    pub(crate) async fn read<const N: usize>(
+        &self,
+        keys: &[Key; N],
+    ) -> Result<[Option<Versioned>; N]> {
+        self.reader().read(keys).await
+    }
+
+    /// The records of `collection` whose id starts with `prefix` (the collection's revision
+    /// a precondition: nothing in it may change before the commit).
+    pub(crate) async fn list(&self, collection: Collection, prefix: &str) -> Result<Listing> {
+        self.reader().list(collection, prefix).await
+    }
+
+    /// Decide, on what this transaction read, that `caller` holds every one of `needs`: for
+    /// an operation whose needs depend on the records it reads (project access: who gains
+    /// or loses which role). The records the decision rests on become preconditions.
+    pub(crate) async fn require(&self, caller: &Caller, needs: &[Need<'_>]) -> Result<()> {
+        let basis = self.admin.require(caller, needs).await?;
+        self.tracked.saw(basis);
+        Ok(())
+    }
+
+    /// Require that the record at `key` is at `revision` (or absent, for
+    /// [`Revision::ABSENT`]) without reading it: for a record created under a name nobody
+    /// can know yet, or a revision read elsewhere (a client key's record).
+    pub(crate) fn expect(&mut self, key: Key, revision: Revision) -> &mut Self {
+        self.changes.expect_revision(key, revision);
+        self
+    }
+
+    /// Create or replace the record at `key`.
+    pub(crate) fn put(&mut self, key: Key, value: impl Into<Json>) -> &mut Self {
+        self.changes.put(key, value);
+        self
+    }
+
+    /// Delete the record at `key`.
+    pub(crate) fn delete(&mut self, key: Key) -> &mut Self {
+        self.changes.delete(key);
+        self
+    }
+
+    /// Record `event` with the writes.
+    pub(crate) fn event(&mut self, event: NewEvent) -> &mut Self {
+        self.changes.event(event);
+        self
+    }
+
+    /// Record an `event_type` event by this transaction's caller, now.
+    pub(crate) fn record(
+        &mut self,
+        event_type: &str,
+        project: Option<&str>,
+        feature: Option<&str>,
+        environment: Option<&str>,
+        pre_data: Option<Json>,
+        data: Option<Json>,
+    ) -> &mut Self {
+        let event = NewEvent {
+            event_type: event_type.to_owned(),
+            created_by: self.actor.clone(),
+            created_at: Utc::now(),
+            project: project.map(str::to_owned),
+            feature_name: feature.map(str::to_owned),
+            environment: environment.map(str::to_owned),
+            data,
+            pre_data,
+        };
+        self.event(event)
+    }
+
+    /// Create `value` at `key`, which must still be free, with an `event_type` event whose
+    /// data is `value`.
+    pub(crate) fn create(&mut self, key: Key, value: Json, event_type: &str) -> &mut Self {
+        self.expect(key.clone(), Revision::ABSENT)
+            .put(key, value.clone())
+            .record(event_type, None, None, None, None, Some(value))
+    }
+
+    /// Add the writes, events and preconditions of `changes` (built by a domain function
+    /// that assembles many writes at once: an import).
+    pub(crate) fn write_all(&mut self, changes: ChangeSet) -> &mut Self {
+        let ChangeSet {
+            preconditions,
+            writes,
+            events,
+        } = changes;
+        self.changes.preconditions.extend(preconditions);
+        self.changes.writes.extend(writes);
+        self.changes.events.extend(events);
+        self
+    }
+
+    /// True when nothing is written and no event recorded yet.
+    pub(crate) fn is_empty(&self) -> bool {
+        self.changes.is_empty()
+    }
+
+    /// The change set to commit: the writes and events, with every read as a precondition.
+    fn into_changes(self, basis: &[(Key, Revision)]) -> ChangeSet {
+        let Tx {
+            tracked, changes, ..
+        } = self;
+        let seen = tracked.into_seen();
+        let mut out = ChangeSet::new();
+        let mut records: Vec<(Key, Revision)> = basis.to_vec();
+        records.extend(seen.records);
+        let mut collections = seen.collections;
+        // The same read twice at the same revision is one precondition; at two revisions,
+        // two (which cannot both hold: the commit conflicts and the flow reads again).
+        records
+            .sort_by(|a, b| (&a.0.collection, &a.0.id, a.1).cmp(&(&b.0.collection, &b.0.id, b.1)));
+        records.dedup();
+        collections.sort();
+        collections.dedup();
+        for (key, revision) in records {
+            out.expect_revision(key, revision);
+        }
+        for (collection, revision) in collections {
+            out.expect_collection(collection, revision);
+        }
+        out.preconditions.extend(changes.preconditions);
+        out.writes = changes.writes;
+        out.events = changes.events;
+        out
+    }
+}
+
+impl ToggleAdmin {
+    /// Run one write: `decide` reads through the [`Tx`] it is given, decides and writes
+    /// through it; the flow commits what it wrote with everything it read (and what
+    /// `permit` rested on) as preconditions, and on a conflict decides the permit again and
+    /// runs `decide` again (see the [module docs](self)). `what` names the operation in logs
+    /// and in the [`Error::Contention`] of one that gave up.
+    pub(crate) async fn change<'env, T, F>(
+        &'env self,
+        what: &'static str,
+        permit: Permit,
+        decide: F,
+    ) -> Result<T>
+    where
+        T: Send,
+        F: for<'t> FnMut(&'t mut Tx<'env>) -> Decision<'t, T> + Send,
+    {
+        self.run_change(what, Ok(permit), decide).await
+    }
+
+    /// [`change`](Self::change) that no key admits, its events by `actor`: the first key's
+    /// creation on an empty store (whose own precondition, that no key exists, is all the
+    /// authority it has), and the write of buffered client metrics (admitted when each
+    /// report was recorded).
+    pub(crate) async fn change_unkeyed<'env, T, F>(
+        &'env self,
+        what: &'static str,
+        actor: &'static str,
+        decide: F,
+    ) -> Result<T>
+    where
+        T: Send,
+        F: for<'t> FnMut(&'t mut Tx<'env>) -> Decision<'t, T> + Send,
+    {
+        self.run_change(what, Err(actor), decide).await
+    }
+
+    async fn run_change<'env, T, F>(
+        &'env self,
+        what: &'static str,
+        mut permit: std::result::Result<Permit, &'static str>,
+        mut decide: F,
+    ) -> Result<T>
+    where
+        T: Send,
+        F: for<'t> FnMut(&'t mut Tx<'env>) -> Decision<'t, T> + Send,
+    {
+        let mut attempt = 0usize;
+        loop {
+            attempt += 1;
+            let actor = match &permit {
+                Ok(permit) => permit.caller().info.name.clone(),
+                Err(actor) => (*actor).to_owned(),
+            };
+            let mut tx = Tx::new(self, actor);
+            let outcome = match decide(&mut tx).await {
+                Ok(value) if tx.is_empty() => return Ok(value),
+                Ok(value) => {
+                    let basis = permit.as_ref().map_or(&[][..], Permit::basis);
+                    self.commit_changes(tx.into_changes(basis))
+                        .await
+                        .map(|_| value)
+                }
+                Err(error) => Err(error),
+            };
+            match outcome {
+                Err(Error::Store(StoreError::Conflict(changed))) if attempt < MAX_ATTEMPTS => {
+                    tracing::debug!(%changed, "{what}: conflict, reading again");
+                    if let Ok(previous) = &permit {
+                        permit = Ok(self.permit_again(previous).await?);
+                    }
+                }
+                Err(Error::Store(StoreError::Conflict(_))) => return Err(contention(what)),
+                other => return other,
+            }
+        }
+    }
+
+    /// Commit `changes` and announce the commit to the read side.
+    async fn commit_changes(&self, changes: ChangeSet) -> Result<Revision> {
+        super::stored_text::refuse_nul(&changes)?;
+        let revision = self.store.commit(changes).await?;
+        self.committed(revision);
+        Ok(revision)
+    }
+
+    /// Submit `changes` (decided on a decision view by the variants path) with the bases of
+    /// `permits` (one per writer combined) as preconditions; the caller awaits [`Accepted::durable`], then
+    /// [`committed`](Self::committed).
+    pub(crate) async fn submit_permitted(
+        &self,
+        permits: &[&Permit],
+        mut changes: ChangeSet,
+    ) -> Result<Accepted> {
+        for (key, revision) in permits.iter().flat_map(|p| p.basis()) {
+            changes.expect_revision(key.clone(), *revision);
+        }
+        super::stored_text::refuse_nul(&changes)?;
+        Ok(self.store.submit(changes).await?)
+    }
+
+    /// Announce the commit of `revision` to the read side: streams, deltas and client
+    /// documents hear of every commit this way, at once (see `streaming.rs`).
+    pub(crate) fn committed(&self, revision: Revision) {
+        self.client.push.signal(revision);
+    }
+}
+
+/// The error of an operation that gave up retrying.
+pub(crate) fn contention(what: &str) -> Error {
+    Error::Contention {
+        message: format!(
+            "{what}: gave up after {MAX_ATTEMPTS} attempts because other writers kept changing the same data; nothing was written"
+        ),
+    }
+}
+
+/// An event by `caller`, now (for the paths that build change sets of their own: the
+/// variants batch).
+pub(crate) fn event(
+    caller: &Caller,
+    event_type: &str,
+    project: Option<&str>,
+    feature: Option<&str>,
+    environment: Option<&str>,
+    pre_data: Option<Json>,
+    data: Option<Json>,
+) -> NewEvent {
+    NewEvent {
+        event_type: event_type.to_owned(),
+        created_by: caller.info.name.clone(),
+        created_at: Utc::now(),
+        project: project.map(str::to_owned),
+        feature_name: feature.map(str::to_owned),
+        environment: environment.map(str::to_owned),
+        data,
+        pre_data,
+    }
+}
