@@ -61,7 +61,13 @@ fn app() -> Router {
 /// `path` with every `{param}` replaced by a value that routes (`1`).
 fn concrete(path: &str) -> String {
     path.split('/')
-        .map(|segment| if segment.starts_with('{') { "1" } else { segment })
+        .map(|segment| {
+            if segment.starts_with('{') {
+                "1"
+            } else {
+                segment
+            }
+        })
         .collect::<Vec<_>>()
         .join("/")
 }
@@ -105,19 +111,31 @@ fn openapi_routes() -> BTreeMap<Route, String> {
             if !METHODS.contains(&method.as_str()) {
                 continue;
             }
-            let summary = operation["summary"]
-                .as_str()
-                .or_else(|| operation["description"].as_str())
-                .unwrap_or("…")
-                .lines()
-                .next()
-                .unwrap_or("…")
-                .trim()
-                .to_owned();
-            routes.insert((method, path.clone()), summary);
+            routes.insert((method, path.clone()), first_sentence(operation));
         }
     }
     routes
+}
+
+/// The first sentence of an operation's documentation (its handler's rustdoc: utoipa takes
+/// the first line as the summary, the rest as the description), for its line in the table.
+fn first_sentence(operation: &Value) -> String {
+    let summary = operation["summary"].as_str().unwrap_or_default();
+    let description = operation["description"].as_str().unwrap_or_default();
+    let rest = description.strip_prefix(summary).unwrap_or(description);
+    let text = format!("{summary} {rest}")
+        .split_whitespace()
+        .collect::<Vec<_>>()
+        .join(" ");
+    let sentence = match text.find(". ") {
+        Some(end) => &text[..=end],
+        None => text.as_str(),
+    };
+    if sentence.is_empty() {
+        "…".to_owned()
+    } else {
+        sentence.replace('|', "\\|")
+    }
 }
 
 /// Every `.rs` file under `dir`.
