@@ -18,10 +18,10 @@ use super::{Need, ToggleAdmin, event};
 use crate::auth::Caller;
 use crate::error::{Error, Result};
 use crate::import::{
-    ExistingFeature, ImportPlan, ImportReport, ImportValidation, Outcome, Snapshot, ValidationItem,
-    items_of, permission_display_name, plan, unleash_findings,
+    ExistingFeature, ImportReport, ImportValidation, ImportWrites, Outcome, Snapshot,
+    ValidationItem, items_of, permission_display_name, plan, preview, unleash_findings,
 };
-use crate::model::{FeatureUser, ImportBody};
+use crate::model::{FeatureUser, ImportBody, ImportMode, ImportPlan};
 use crate::store::{ChangeSet, Collection};
 
 /// What an import read: the snapshot for the domain, and the features' records as stored.
@@ -68,6 +68,113 @@ impl ToggleAdmin {
         self.import_toggles_json(caller, &body_value(body)?).await
     }
 
+    /// [`import_toggles`](Self::import_toggles) under `mode`: `POST
+    /// /api/admin/features-batch/import?mode=…`.
+    ///
+    /// * [`ImportMode::Replace`] (the default, Unleash's behaviour): every feature of the
+    ///   document is made as the document describes it in the target environment.
+    /// * [`ImportMode::CreateMissing`]: only the features the store lacks are created; the
+    ///   existing ones are left exactly as they are, with no event, and reported in
+    ///   [`ImportReport::skipped_existing`].
+    ///
+    /// In both, an import that changes nothing writes nothing: no event (not even
+    /// `features-imported`), no new revision. [`plan_import`](Self::plan_import) says
+    /// beforehand what it would do.
+    pub async fn import_toggles_with(
+        &self,
+        caller: &Caller,
+        body: &ImportBody,
+        mode: ImportMode,
+    ) -> Result<ImportReport> {
+        self.import_toggles_json_with(caller, &body_value(body)?, mode)
+            .await
+    }
+
+    /// What [`import_toggles_with`](Self::import_toggles_with) would do, with nothing written
+    /// (no event, no revision): `POST /api/admin/features-batch/plan?mode=…`. Any valid key may
+    /// plan, as any may [validate](Self::validate_import); the import itself then needs its
+    /// permissions.
+    ///
+    /// The body is checked exactly as the import checks it: a bad one is the same
+    /// [`Error::Validation`] listing every problem (a missing target the same
+    /// [`Error::NotFound`]). Each feature of the document is then `create`, `update` (with
+    /// its changes: old and new values at JSON pointers into the feature's document),
+    /// `unchanged` or `skip` (archived, or existing under [`ImportMode::CreateMissing`]); the
+    /// context fields and tag types the import would create are listed.
+    ///
+    /// **Normalisation.** The document is compared with the store after both are put in the
+    /// form the store holds: the document as the import would write it (variable variant
+    /// weights distributed, defaults filled in, `flexibleRollout` parameters defaulted,
+    /// segment ids mapped, tags sorted, a stored strategy the document describes unchanged
+    /// kept with its id and sort order), the store as it is. So a document planned against
+    /// the server it was exported from, or right after it was applied, plans every feature
+    /// as `unchanged`; and a feature plans as `unchanged` exactly when the import would write
+    /// nothing for it.
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() -> Result<(), Box<dyn std::error::Error>> {
+    /// # use toggle_admin::{MemoryStore, ToggleAdmin, model::{Environment, Project}};
+    /// use toggle_admin::model::{ImportMode, PlanAction};
+    /// # let admin = ToggleAdmin::new(MemoryStore::new());
+    /// # let key = admin.bootstrap_admin_key("ops").await?;
+    /// # let caller = admin.authenticate(Some(&key.secret)).await?;
+    /// # admin.create_environment(&caller, &Environment {
+    /// #     name: "production".into(), environment_type: "production".into(), ..Default::default()
+    /// # }).await?;
+    /// # admin.create_project(&caller, &Project {
+    /// #     id: "shop".into(), name: "Shop".into(), environments: vec!["production".into()],
+    /// #     ..Default::default()
+    /// # }).await?;
+    /// let body: toggle_admin::model::ImportBody = serde_json::from_value(serde_json::json!({
+    ///     "project": "shop",
+    ///     "environment": "production",
+    ///     "data": {
+    ///         "features": [{ "name": "checkout", "type": "release" }],
+    ///         "featureStrategies": [],
+    ///         "featureEnvironments": [{ "name": "checkout", "enabled": true }],
+    ///         "tagTypes": []
+    ///     }
+    /// }))?;
+    /// let plan = admin.plan_import(&caller, &body, ImportMode::Replace).await?;
+    /// assert_eq!(plan.features[0].action, PlanAction::Create);
+    /// admin.import_toggles_with(&caller, &body, ImportMode::Replace).await?;
+    /// let again = admin.plan_import(&caller, &body, ImportMode::Replace).await?;
+    /// assert_eq!(again.features[0].action, PlanAction::Unchanged);
+    /// assert!(!again.has_changes());
+    /// # Ok(()) }
+    /// ```
+    pub async fn plan_import(
+        &self,
+        caller: &Caller,
+        body: &ImportBody,
+        mode: ImportMode,
+    ) -> Result<ImportPlan> {
+        self.plan_import_json(caller, &body_value(body)?, mode)
+            .await
+    }
+
+    /// [`plan_import`](Self::plan_import) from the raw JSON body, so that every problem (and
+    /// every unknown key) is reported with its path.
+    pub async fn plan_import_json(
+        &self,
+        caller: &Caller,
+        body: &Value,
+        mode: ImportMode,
+    ) -> Result<ImportPlan> {
+        self.require(caller, &[]).await?;
+        let view = self.store.view().await?;
+        let read = read_for_import(Reader::View(view.as_ref()), body).await?;
+        // Ids are not compared: the strategies the import would create need none here.
+        let outcome = plan(body, &read.snapshot, mode, &mut String::new);
+        let writes = outcome.result.map_err(|issues| {
+            issues
+                .into_error()
+                .unwrap_or_else(|| Error::invalid_at("", "the import is not valid"))
+        })?;
+        Ok(preview(&read.snapshot, &writes, mode))
+    }
+
     /// Import toggles from the raw JSON body, so that every problem (and every unknown key)
     /// is reported with its path.
     ///
@@ -84,11 +191,24 @@ impl ToggleAdmin {
     ///   named in one [`Error::NoAccess`].
     /// * Everything is then written in **one** commit, with an event per change and a final
     ///   `features-imported`; on a concurrent change the import re-reads and decides again.
+    ///   An import that changes nothing commits nothing (no event, no new revision).
     ///
     /// Archived features are skipped with everything that belongs to them and reported in
     /// [`ImportReport::skipped_archived`]. The module docs of [`crate::import`] list where
     /// this differs from Unleash.
     pub async fn import_toggles_json(&self, caller: &Caller, body: &Value) -> Result<ImportReport> {
+        self.import_toggles_json_with(caller, body, ImportMode::Replace)
+            .await
+    }
+
+    /// [`import_toggles_json`](Self::import_toggles_json) under `mode` (see
+    /// [`import_toggles_with`](Self::import_toggles_with)).
+    pub async fn import_toggles_json_with(
+        &self,
+        caller: &Caller,
+        body: &Value,
+        mode: ImportMode,
+    ) -> Result<ImportReport> {
         // Which permissions the import needs depends on what it changes: decided inside the
         // flow, on what it read.
         let permit = self.permit(caller, &[]).await?;
@@ -97,7 +217,7 @@ impl ToggleAdmin {
         self.change("import_toggles", permit, |tx| {
             Box::pin(async move {
                 let read = read_for_import(tx.reader(), body).await?;
-                let outcome = plan(body, &read.snapshot, &mut || {
+                let outcome = plan(body, &read.snapshot, mode, &mut || {
                     uuid::Uuid::new_v4().to_string()
                 });
                 tx.require(caller, &needs(&outcome)).await?;
@@ -106,6 +226,10 @@ impl ToggleAdmin {
                         .into_error()
                         .unwrap_or_else(|| Error::invalid_at("", "the import is not valid"))
                 })?;
+                // Nothing to change: nothing written, so nothing committed.
+                if plan.changes_nothing() {
+                    return Ok(plan.report);
+                }
                 let (changes, report) = change_set(caller, user, &read, plan)?;
                 tx.write_all(changes);
                 Ok(report)
@@ -150,7 +274,9 @@ impl ToggleAdmin {
         }
         let view = self.store.view().await?;
         let read = read_for_import(Reader::View(view.as_ref()), body).await?;
-        let outcome = plan(body, &read.snapshot, &mut || String::new());
+        let outcome = plan(body, &read.snapshot, ImportMode::Replace, &mut || {
+            String::new()
+        });
         let permissions = match self.require(caller, &needs(&outcome)).await {
             Ok(_) => Vec::new(),
             Err(Error::NoAccess { permissions, .. }) => vec![ValidationItem {
@@ -282,9 +408,9 @@ fn change_set(
     caller: &Caller,
     user: &FeatureUser,
     read: &ImportRead,
-    plan: ImportPlan,
+    plan: ImportWrites,
 ) -> Result<(ChangeSet, ImportReport)> {
-    let ImportPlan {
+    let ImportWrites {
         project,
         environment,
         features,
@@ -295,6 +421,7 @@ fn change_set(
         dependencies,
         events,
         report,
+        outcomes: _,
     } = plan;
     let mut changes = ChangeSet::new();
     let now = Utc::now();

@@ -84,8 +84,9 @@
 //! | POST | `/api/admin/user-admin/{id}/tokens` | `{description}` | 201 token with `secret` |
 //! | DELETE | `/api/admin/user-admin/{id}/tokens/{tokenId}` | | 200, no body |
 //! | GET | `/api/admin/events` | `?project=&feature=&limit=` | 200 `{version, events, totalEvents}`, newest first |
-//! | POST | `/api/admin/features-batch/import` | `{project, environment, data}` | 200, no body |
+//! | POST | `/api/admin/features-batch/import` | `{project, environment, data}`; `?mode=replace` or `create-missing` | 200, no body |
 //! | POST | `/api/admin/features-batch/validate` | the same | 200 `{errors, warnings, permissions}` of `{message, affectedItems}` (nothing written) |
+//! | POST | `/api/admin/features-batch/plan` | the same; `?mode=replace` or `create-missing` | 200 `{project, environment, mode, features: [{name, action, reason?, changes: [{path, from?, to?}]}], contextFields, tagTypes, warnings}` (nothing written) |
 //! | POST | `/api/admin/features-batch/export` | `{environment, features?, tag?, project?, downloadFile?}` | 200 the `data` an import takes |
 //! | GET, POST | `…/features/{featureName}/environments/{environment}/strategies` | POST: strategy | 200 list / 200 strategy |
 //! | GET, PUT, PATCH, DELETE | `…/environments/{environment}/strategies/{strategyId}` | PUT: the fields to change; PATCH: JSON Patch | 200 strategy / 200 strategy / 200 strategy / 200, no body |

@@ -5,7 +5,7 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use super::parse::Payload;
 use super::{FeatureMeta, Issues, Snapshot};
-use crate::model::{ContextField, Feature, LegalValue, Project, Segment, TagType};
+use crate::model::{ContextField, Feature, ImportMode, LegalValue, Project, Segment, TagType};
 use crate::names::{is_url_friendly, name_problem};
 
 /// The features the import works on.
@@ -18,6 +18,35 @@ pub(crate) struct Selection {
     pub order: Vec<String>,
     /// Payload features archived in the store: skipped.
     pub archived: BTreeSet<String>,
+    /// Payload features that exist, left as they are ([`ImportMode::CreateMissing`]).
+    pub existing: BTreeSet<String>,
+}
+
+impl Selection {
+    /// Under [`ImportMode::CreateMissing`], the features that exist leave the selection: they
+    /// are skipped with everything that belongs to them, as archived ones are.
+    pub fn apply(&mut self, mode: ImportMode) {
+        if mode != ImportMode::CreateMissing {
+            return;
+        }
+        let existing: Vec<String> = self
+            .active
+            .iter()
+            .filter(|(_, (_, exists))| *exists)
+            .map(|(name, _)| name.clone())
+            .collect();
+        for name in existing {
+            self.active.remove(&name);
+            self.existing.insert(name);
+        }
+        let active = &self.active;
+        self.order.retain(|name| active.contains_key(name));
+    }
+
+    /// Whether the feature is in the payload but skipped (archived, or kept as it is).
+    pub fn skipped(&self, name: &str) -> bool {
+        self.archived.contains(name) || self.existing.contains(name)
+    }
 }
 
 /// The target project and environment.

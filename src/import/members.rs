@@ -26,7 +26,7 @@ pub(crate) struct Members {
 }
 
 /// Whether the sub-list entry at `path` names an imported feature: `Some(true)` to use it,
-/// `Some(false)` to skip it with its archived feature, `None` (recorded) when it names a
+/// `Some(false)` to skip it with its skipped (archived or kept) feature, `None` (recorded) when it names a
 /// feature outside `data.features`.
 fn belongs(
     feature: &str,
@@ -37,7 +37,7 @@ fn belongs(
 ) -> Option<bool> {
     if selection.active.contains_key(feature) {
         Some(true)
-    } else if selection.archived.contains(feature) {
+    } else if selection.skipped(feature) {
         Some(false)
     } else {
         // A feature of data.features with an invalid name or in another project is reported

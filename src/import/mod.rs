@@ -30,7 +30,20 @@
 //!   nothing, so importing the same document twice changes nothing the second time; removed
 //!   strategies and tags get events (`feature-strategy-remove`, `feature-untagged`).
 //! * Events are written only for what changes (Unleash writes a metadata event per feature
-//!   even when nothing changed).
+//!   even when nothing changed); an import that changes nothing writes nothing at all (no
+//!   `features-imported`, no new revision).
+//! * Stored strategies the payload describes unchanged keep their ids and, when the payload
+//!   gives no `sortOrder` (exports give none), their sort orders as stored.
+//! * Two modes ([`ImportMode`](crate::model::ImportMode)): `replace` (Unleash's behaviour)
+//!   and `create-missing` (existing features are left as they are).
+//!
+//! # Plans
+//!
+//! [`plan_import`](crate::ToggleAdmin::plan_import) runs the same planner and, instead of
+//! committing, compares each payload feature's document as stored with the document the
+//! writes would leave (the crate-internal `diff` module): the changes are exactly what the
+//! import would write, so a plan converges (a document planned after it was applied plans as
+//! unchanged).
 //! * Constraints are checked per operator before writing; context fields named by constraints
 //!   must exist (or be in the payload).
 //! * `DELETE_FEATURE_STRATEGY` is not demanded for an empty `features` list.
@@ -40,6 +53,7 @@ mod builtins;
 mod check;
 mod constraints;
 mod dependencies;
+mod diff;
 mod export;
 mod members;
 mod parse;
@@ -57,6 +71,7 @@ pub use builtins::{
 pub(crate) use check::{is_colour, tag_type_name_problem, tag_value_problem};
 pub(crate) use constraints::check_constraints;
 pub(crate) use dependencies::{dependency_problem, normalise_dependency, upsert};
+pub(crate) use diff::preview;
 pub(crate) use export::{ExportSource, ExportedFeature, build_export};
 pub(crate) use plan::plan;
 pub(crate) use strategy::{StrategyContext, default_strategy, normalise_strategy};
@@ -68,11 +83,11 @@ use serde::Serialize;
 use serde_json::{Map, Value};
 
 use crate::error::{Error, ErrorDetail};
-use crate::model::Permission;
 use crate::model::{
     ContextField, FeatureStrategy, ParentDependency, Project, Segment, StrategyDefinition, Tag,
     TagType, Variant,
 };
+use crate::model::{Permission, PlanAction, SkipReason};
 
 /// Problems and warnings found so far.
 #[derive(Debug, Default)]
@@ -214,9 +229,20 @@ pub(crate) struct PlannedEvent {
     pub data: Option<crate::model::Json>,
 }
 
+/// What a valid import does to one feature of the payload, in payload order.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct FeatureOutcome {
+    /// The feature.
+    pub name: String,
+    /// Created, updated, unchanged or skipped.
+    pub action: PlanAction,
+    /// Why it is skipped.
+    pub reason: Option<SkipReason>,
+}
+
 /// Everything a valid import writes, in domain terms.
 #[derive(Debug, Clone, Default)]
-pub(crate) struct ImportPlan {
+pub(crate) struct ImportWrites {
     /// The target project.
     pub project: String,
     /// The target environment.
@@ -233,10 +259,26 @@ pub(crate) struct ImportPlan {
     pub tags: Vec<(String, Vec<Tag>)>,
     /// New parent lists, by child.
     pub dependencies: Vec<(String, Vec<ParentDependency>)>,
-    /// The events, in Unleash's order, the final `features-imported` included.
+    /// The events, in Unleash's order, the final `features-imported` included (none at all
+    /// when nothing changes).
     pub events: Vec<PlannedEvent>,
+    /// What happens to each payload feature, in payload order.
+    pub outcomes: Vec<FeatureOutcome>,
     /// The report returned to the caller.
     pub report: ImportReport,
+}
+
+impl ImportWrites {
+    /// Whether the import changes nothing: then nothing is committed (no event, no revision).
+    pub fn changes_nothing(&self) -> bool {
+        self.features.is_empty()
+            && self.feature_environments.is_empty()
+            && self.tag_types.is_empty()
+            && self.context_fields.is_empty()
+            && self.tags.is_empty()
+            && self.dependencies.is_empty()
+            && self.events.is_empty()
+    }
 }
 
 /// The outcome of planning: the permissions needed (computed even when the body has
@@ -251,6 +293,6 @@ pub(crate) struct Outcome {
     pub permissions: Vec<Permission>,
     /// Warnings, also when the import is invalid.
     pub warnings: Vec<ErrorDetail>,
-    /// The plan, or the issues that make the import fail.
-    pub result: Result<ImportPlan, Issues>,
+    /// The writes, or the issues that make the import fail.
+    pub result: Result<ImportWrites, Issues>,
 }

@@ -12,22 +12,25 @@ use super::members::{Members, check_members};
 use super::parse::{Payload, parse};
 use super::strategy::default_strategy;
 use super::{
-    FeatureEnvironmentState, ImportPlan, ImportReport, Issues, Outcome, PlannedEvent, Snapshot,
+    FeatureEnvironmentState, FeatureOutcome, ImportReport, ImportWrites, Issues, Outcome,
+    PlannedEvent, Snapshot,
 };
-use crate::model::Json;
-use crate::model::Permission;
 use crate::model::{ContextField, FeatureStrategy};
+use crate::model::{ImportMode, Json, Permission, PlanAction, SkipReason};
 
-/// Check `body` against `snapshot` and plan the import. `new_id` hands out strategy ids.
+/// Check `body` against `snapshot` and plan the import under `mode`. `new_id` hands out
+/// strategy ids.
 pub(crate) fn plan(
     body: &Value,
     snapshot: &Snapshot,
+    mode: ImportMode,
     new_id: &mut dyn FnMut() -> String,
 ) -> Outcome {
     let mut issues = Issues::default();
     let payload = parse(body, &mut issues);
     check_target(&payload, snapshot, &mut issues);
-    let selection = check_features(&payload, snapshot, &mut issues);
+    let mut selection = check_features(&payload, snapshot, &mut issues);
+    selection.apply(mode);
     let segments = check_segments(&payload, snapshot, &mut issues);
     let new_fields = check_context_fields(&payload, snapshot, &mut issues);
     let new_tag_types = check_tag_types(&payload, snapshot, &mut issues);
@@ -154,11 +157,19 @@ fn planned(
 /// Unleash creates them: a given `sortOrder` is kept, an absent one is one more than the
 /// highest of those created before it (0 for the first); then listed in sort order, payload
 /// order among equals. A payload strategy equal to a stored one but for the id keeps that id.
+///
+/// When no payload strategy gives a `sortOrder` (an export gives none), the order is the
+/// payload's and the numbers are the store's business: a strategy equal to a stored one but
+/// for the id and the sort order keeps both when the stored number still sorts after the one
+/// before it, so that importing a document that describes the stored strategies in their
+/// order changes nothing, whatever numbers the store holds (gaps left by deleted strategies,
+/// orders set by hand).
 fn merge_strategies(
     before: &[FeatureStrategy],
     mut incoming: Vec<FeatureStrategy>,
     new_id: &mut dyn FnMut() -> String,
 ) -> Vec<FeatureStrategy> {
+    let implicit = incoming.iter().all(|s| s.sort_order.is_none());
     let mut highest: Option<i64> = None;
     for strategy in &mut incoming {
         let order = strategy
@@ -169,26 +180,68 @@ fn merge_strategies(
     }
     // A stable sort keeps payload order among equal sort orders.
     incoming.sort_by_key(|s| s.sort_order.unwrap_or(0));
-    let mut unused: Vec<&FeatureStrategy> = before.iter().collect();
-    incoming
-        .into_iter()
-        .map(|mut strategy| {
-            let same = unused.iter().position(|old| {
+    // The stored strategies not matched yet, with their stored positions.
+    let mut unused: Vec<(usize, &FeatureStrategy)> = before.iter().enumerate().collect();
+    // The sort order and stored position of the strategy before, when it was kept.
+    let mut previous: Option<i64> = None;
+    let mut previous_kept: Option<usize> = None;
+    let mut result = Vec::with_capacity(incoming.len());
+    for mut strategy in incoming {
+        let same = if implicit {
+            let candidate = unused.iter().position(|(_, old)| {
+                FeatureStrategy {
+                    id: None,
+                    sort_order: None,
+                    ..(*old).clone()
+                } == FeatureStrategy {
+                    sort_order: None,
+                    ..strategy.clone()
+                }
+            });
+            // The stored number is kept when it still sorts after the previous strategy (or
+            // ties with it and came after it in the store); otherwise the next number is
+            // given, and the strategy is a new one.
+            let keeps = |(position, order): (usize, i64)| match previous {
+                None => true,
+                Some(p) => order > p || (order == p && previous_kept.is_some_and(|k| position > k)),
+            };
+            match candidate.and_then(|at| {
+                let (position, old) = unused[at];
+                old.sort_order
+                    .map(|order| (at, position, order))
+                    .filter(|(_, position, order)| keeps((*position, *order)))
+            }) {
+                Some((at, position, order)) => {
+                    strategy.sort_order = Some(order);
+                    previous_kept = Some(position);
+                    Some(at)
+                }
+                None => {
+                    strategy.sort_order = Some(previous.map_or(0, |p| p.saturating_add(1)));
+                    previous_kept = None;
+                    None
+                }
+            }
+        } else {
+            unused.iter().position(|(_, old)| {
                 FeatureStrategy {
                     id: None,
                     ..(*old).clone()
                 } == strategy
-            });
-            strategy.id = Some(match same {
-                Some(at) => unused.remove(at).id.clone().unwrap_or_else(&mut *new_id),
-                None => new_id(),
-            });
-            strategy
-        })
-        .collect()
+            })
+        };
+        previous = strategy.sort_order;
+        strategy.id = Some(match same {
+            Some(at) => unused.remove(at).1.id.clone().unwrap_or_else(&mut *new_id),
+            None => new_id(),
+        });
+        result.push(strategy);
+    }
+    result
 }
 
-/// The writes and events of a valid import.
+/// The writes and events of a valid import, and what happens to each payload feature. An
+/// import that changes nothing has no writes and no events, not even `features-imported`.
 #[allow(clippy::too_many_arguments)]
 fn build(
     payload: &Payload,
@@ -199,25 +252,30 @@ fn build(
     new_tag_types: Vec<super::TagType>,
     warnings: Vec<crate::error::ErrorDetail>,
     new_id: &mut dyn FnMut() -> String,
-) -> ImportPlan {
-    let mut plan = ImportPlan {
+) -> ImportWrites {
+    let mut writes = ImportWrites {
         project: payload.project.clone(),
         environment: payload.environment.clone(),
-        ..ImportPlan::default()
-    };
-    let mut report = ImportReport {
-        skipped_archived: payload
-            .features
-            .iter()
-            .map(|f| f.value.name.clone())
-            .filter(|n| selection.archived.contains(n))
-            .collect(),
-        warnings,
-        ..ImportReport::default()
+        ..ImportWrites::default()
     };
     let (mut feature_events, mut variant_events, mut tag_events) =
         (Vec::new(), Vec::new(), Vec::new());
     let (mut strategy_events, mut enabled_events) = (Vec::new(), Vec::new());
+    let mut dependency_changes = Vec::new();
+    for (child, parents) in std::mem::take(&mut members.dependencies) {
+        let before = snapshot
+            .dependencies
+            .get(&child)
+            .cloned()
+            .unwrap_or_default();
+        if parents != before {
+            dependency_changes.push((child, before, parents));
+        }
+    }
+    let mut changed: BTreeSet<String> = dependency_changes
+        .iter()
+        .map(|(child, _, _)| child.clone())
+        .collect();
     for name in &selection.order {
         let Some((meta, exists)) = selection.active.get(name) else {
             continue;
@@ -225,9 +283,9 @@ fn build(
         let project = &payload.project;
         match snapshot.features.get(name).filter(|_| *exists) {
             Some(existing) => {
-                report.updated.push(name.clone());
                 if existing.meta != *meta {
-                    plan.features.push((name.clone(), meta.clone(), false));
+                    changed.insert(name.clone());
+                    writes.features.push((name.clone(), meta.clone(), false));
                     feature_events.push(planned(
                         "feature-metadata-updated",
                         Some(name),
@@ -238,8 +296,7 @@ fn build(
                 }
             }
             None => {
-                report.created.push(name.clone());
-                plan.features.push((name.clone(), meta.clone(), true));
+                writes.features.push((name.clone(), meta.clone(), true));
                 let data = Json::of(&CreatedFeature {
                     name,
                     project,
@@ -334,7 +391,8 @@ fn build(
             enabled_events.push(planned(kind, Some(name), true, None, None));
         }
         if after != before {
-            plan.feature_environments.push((name.clone(), after));
+            changed.insert(name.clone());
+            writes.feature_environments.push((name.clone(), after));
         }
         let tags_before = snapshot.tags.get(name).cloned().unwrap_or_default();
         let mut tags_after = members.tags.remove(name).unwrap_or_default();
@@ -342,6 +400,7 @@ fn build(
         // exported document imports back unchanged.
         tags_after.sort_by(|a, b| (&a.tag_type, &a.value).cmp(&(&b.tag_type, &b.value)));
         if tags_after != tags_before {
+            changed.insert(name.clone());
             for tag in tags_before.iter().filter(|t| !tags_after.contains(t)) {
                 tag_events.push(planned(
                     "feature-untagged",
@@ -360,9 +419,11 @@ fn build(
                     Some(Json::of(&tag)),
                 ));
             }
-            plan.tags.push((name.clone(), tags_after));
+            writes.tags.push((name.clone(), tags_after));
         }
     }
+    writes.outcomes = outcomes(payload, selection, &changed);
+    writes.report = report(&writes.outcomes, warnings);
     let mut events = feature_events;
     events.extend(variant_events);
     for tag_type in &new_tag_types {
@@ -386,15 +447,7 @@ fn build(
     }
     events.extend(strategy_events);
     events.extend(enabled_events);
-    for (child, parents) in members.dependencies {
-        let before = snapshot
-            .dependencies
-            .get(&child)
-            .cloned()
-            .unwrap_or_default();
-        if parents == before {
-            continue;
-        }
+    for (child, before, parents) in dependency_changes {
         for parent in parents.iter().filter(|p| !before.contains(p)) {
             events.push(planned(
                 "feature-dependency-added",
@@ -404,12 +457,67 @@ fn build(
                 Some(Json::of(&parent)),
             ));
         }
-        plan.dependencies.push((child, parents));
+        writes.dependencies.push((child, parents));
     }
-    events.push(planned("features-imported", None, true, None, None));
-    plan.tag_types = new_tag_types;
-    plan.context_fields = new_fields;
-    plan.events = events;
-    plan.report = report;
-    plan
+    if !events.is_empty() {
+        events.push(planned("features-imported", None, true, None, None));
+    }
+    writes.tag_types = new_tag_types;
+    writes.context_fields = new_fields;
+    writes.events = events;
+    writes
+}
+
+/// What happens to each payload feature, in payload order: created, updated (it is in
+/// `changed`), unchanged, or skipped (archived, or kept as it is).
+fn outcomes(
+    payload: &Payload,
+    selection: &Selection,
+    changed: &BTreeSet<String>,
+) -> Vec<FeatureOutcome> {
+    let mut seen = BTreeSet::new();
+    let mut outcomes = Vec::with_capacity(payload.features.len());
+    for item in &payload.features {
+        let name = &item.value.name;
+        if !seen.insert(name.as_str()) {
+            continue;
+        }
+        let (action, reason) = match selection.active.get(name) {
+            Some((_, false)) => (PlanAction::Create, None),
+            Some((_, true)) if changed.contains(name) => (PlanAction::Update, None),
+            Some((_, true)) => (PlanAction::Unchanged, None),
+            None if selection.archived.contains(name) => {
+                (PlanAction::Skip, Some(SkipReason::Archived))
+            }
+            None if selection.existing.contains(name) => {
+                (PlanAction::Skip, Some(SkipReason::Exists))
+            }
+            None => continue,
+        };
+        outcomes.push(FeatureOutcome {
+            name: name.clone(),
+            action,
+            reason,
+        });
+    }
+    outcomes
+}
+
+/// The report of an import: its outcomes by kind.
+fn report(outcomes: &[FeatureOutcome], warnings: Vec<crate::error::ErrorDetail>) -> ImportReport {
+    let mut report = ImportReport {
+        warnings,
+        ..ImportReport::default()
+    };
+    for outcome in outcomes {
+        let list = match (outcome.action, outcome.reason) {
+            (PlanAction::Create, _) => &mut report.created,
+            (PlanAction::Update, _) => &mut report.updated,
+            (PlanAction::Unchanged, _) => &mut report.unchanged,
+            (PlanAction::Skip, Some(SkipReason::Exists)) => &mut report.skipped_existing,
+            (PlanAction::Skip, _) => &mut report.skipped_archived,
+        };
+        list.push(outcome.name.clone());
+    }
+    report
 }

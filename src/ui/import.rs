@@ -1,7 +1,12 @@
-//! Import and export: paste or upload an export document, choose the project and the
-//! environment, validate it first (errors, warnings and missing permissions, each with the
-//! items or paths it concerns), then import; export features by project, tag or name in an
-//! environment and download the file.
+//! Import and export: paste or upload an export document, choose the project, the
+//! environment and the mode, see its plan first (errors, warnings and missing permissions,
+//! each with the items or paths it concerns; then what will be created, changed with the old
+//! and new values, left unchanged and skipped), then import exactly that plan; export
+//! features by project, tag or name in an environment and download the file.
+//!
+//! The Import button imports only when it carries the fingerprint of the plan shown and the
+//! plan computed at that moment is the same; otherwise (no plan seen yet, or the document,
+//! the target or the store changed since) the current plan is shown and nothing is written.
 
 use axum::extract::{Multipart, Query, State};
 use axum::http::request::Parts;
@@ -13,17 +18,20 @@ use serde_json::Value;
 
 use super::layout::{self, Page, error_box};
 use super::session::Signed;
-use super::{Ui, csrf};
+use super::{Ui, csrf, plan};
 use crate::import::ValidationItem;
-use crate::model::{Environment, ExportQuery, Project};
+use crate::model::{Environment, ExportQuery, ImportMode, ImportReport, Project};
 
 /// What the import form holds.
 #[derive(Debug, Default)]
 struct ImportForm {
     project: String,
     environment: String,
+    mode: String,
     document: String,
     action: String,
+    /// The fingerprint of the plan shown, sent back by the Import button.
+    plan: Option<String>,
     csrf: Option<String>,
 }
 
@@ -40,17 +48,9 @@ async fn choices(
 /// `GET /import`.
 pub(crate) async fn page(State(ui): State<Ui>, signed: Signed) -> Response {
     match choices(&ui, &signed).await {
-        Ok((projects, environments)) => {
+        Ok(choices) => {
             let form = ImportForm::default();
-            render(
-                &ui,
-                &signed,
-                &projects,
-                &environments,
-                &form,
-                None,
-                StatusCode::OK,
-            )
+            render(&ui, &signed, &choices, &form, None, None, StatusCode::OK)
         }
         Err(error) => layout::error(&ui, &signed, &error),
     }
@@ -67,6 +67,8 @@ async fn read_form(mut multipart: Multipart) -> Result<ImportForm, String> {
         match name.as_str() {
             "project" => form.project = text,
             "environment" => form.environment = text,
+            "mode" => form.mode = text,
+            "plan" => form.plan = Some(text),
             "document" => form.document = text,
             "action" => form.action = text,
             "csrf" => form.csrf = Some(text),
@@ -80,7 +82,7 @@ async fn read_form(mut multipart: Multipart) -> Result<ImportForm, String> {
     Ok(form)
 }
 
-/// `POST /import`: validate, or validate and import.
+/// `POST /import`: plan, or (with the fingerprint of the plan shown) import.
 pub(crate) async fn submit(
     State(ui): State<Ui>,
     signed: Signed,
@@ -102,20 +104,28 @@ pub(crate) async fn submit(
     {
         return refused;
     }
-    let (projects, environments) = match choices(&ui, &signed).await {
+    let choices = match choices(&ui, &signed).await {
         Ok(c) => c,
         Err(error) => return layout::error(&ui, &signed, &error),
     };
-    let show = |outcome: Markup, status| {
+    let show_planned = |outcome: Markup, fingerprint: Option<&str>, status| {
         render(
             &ui,
             &signed,
-            &projects,
-            &environments,
+            &choices,
             &form,
             Some(outcome),
+            fingerprint,
             status,
         )
+    };
+    let show = |outcome: Markup, status| show_planned(outcome, None, status);
+    let mode = match form.mode.as_str() {
+        "" => ImportMode::default(),
+        text => match text.parse::<ImportMode>() {
+            Ok(mode) => mode,
+            Err(error) => return show(error_box(&error), StatusCode::BAD_REQUEST),
+        },
     };
     let data: Value = match serde_json::from_str(&form.document) {
         Ok(v) => v,
@@ -158,44 +168,74 @@ pub(crate) async fn submit(
         (items("Missing permissions", "error", &validation.permissions))
         (items("Warnings", "warning", &validation.warnings))
     };
-    if form.action != "import" || blocked {
+    if blocked {
         let outcome = html! {
-            @if blocked {
-                p.error role="alert" { "This document cannot be imported as it is: fix the errors below." }
-            } @else {
-                p.flash role="status" { "The document is valid" @if !validation.warnings.is_empty() { ", with warnings" } ". Nothing was written yet: press Import to import it." }
-            }
+            p.error role="alert" { "This document cannot be imported as it is: fix the errors below." }
             (findings)
         };
-        let status = if blocked {
-            StatusCode::BAD_REQUEST
-        } else {
-            StatusCode::OK
-        };
-        return show(outcome, status);
+        return show(outcome, StatusCode::BAD_REQUEST);
     }
-    match ui.admin.import_toggles_json(caller, &body).await {
-        Ok(report) => {
-            let outcome = html! {
-                p.flash role="status" {
-                    "Imported into project " strong { (form.project) } ", environment " strong { (form.environment) } ": "
-                    (report.created.len()) " created, " (report.updated.len()) " updated, "
-                    (report.skipped_archived.len()) " skipped (archived)."
-                }
-                @if !report.created.is_empty() { p { "Created: " @for f in &report.created { span.tag { (f) } } } }
-                @if !report.updated.is_empty() { p { "Updated: " @for f in &report.updated { span.tag { (f) } } } }
-                @if !report.skipped_archived.is_empty() { p { "Skipped: " @for f in &report.skipped_archived { span.tag { (f) } } } }
-                @if !report.warnings.is_empty() {
-                    div.warning { ul { @for w in &report.warnings { li { (w) } } } }
-                }
-            };
-            show(outcome, StatusCode::OK)
+    let planned = match ui.admin.plan_import_json(caller, &body, mode).await {
+        Ok(planned) => planned,
+        Err(error) if error.status() < 500 && error.status() != 401 => {
+            return show(
+                error_box(&error),
+                StatusCode::from_u16(error.status()).unwrap_or(StatusCode::BAD_REQUEST),
+            );
         }
+        Err(error) => return layout::error(&ui, &signed, &error),
+    };
+    let fingerprint = plan::fingerprint(&planned);
+    let confirmed = form.action == "import" && form.plan.as_deref() == Some(fingerprint.as_str());
+    if !confirmed {
+        let outcome = html! {
+            @if form.action == "import" && form.plan.is_some() {
+                p.error role="alert" { "The plan changed since you saw it (the document, the target or the store changed). Nothing was written: check the plan below, then press Import again." }
+            } @else if form.action == "import" {
+                p.flash role="status" { "Nothing was written yet: this is what Import will do. Check the plan below, then press Import again." }
+            } @else {
+                p.flash role="status" { "The document is valid" @if !validation.warnings.is_empty() { ", with warnings" } ". Nothing was written yet: check the plan below, then press Import to apply it." }
+            }
+            (findings)
+            (plan::view(&planned))
+        };
+        return show_planned(outcome, Some(&fingerprint), StatusCode::OK);
+    }
+    match ui.admin.import_toggles_json_with(caller, &body, mode).await {
+        Ok(report) => show(summary(&form, &report), StatusCode::OK),
         Err(error) if error.status() < 500 && error.status() != 401 => show(
             error_box(&error),
             StatusCode::from_u16(error.status()).unwrap_or(StatusCode::BAD_REQUEST),
         ),
         Err(error) => layout::error(&ui, &signed, &error),
+    }
+}
+
+/// What the import did, by the plan's actions.
+fn summary(form: &ImportForm, report: &ImportReport) -> Markup {
+    let skipped = report.skipped_archived.len() + report.skipped_existing.len();
+    html! {
+        p.flash role="status" {
+            "Imported into project " strong { (form.project) } ", environment " strong { (form.environment) } ": "
+            (report.created.len()) " created, " (report.updated.len()) " updated, "
+            (report.unchanged.len()) " unchanged, " (skipped) " skipped."
+        }
+        (names("Created", &report.created))
+        (names("Updated", &report.updated))
+        (names("Unchanged", &report.unchanged))
+        (names("Skipped (archived)", &report.skipped_archived))
+        (names("Skipped (exists)", &report.skipped_existing))
+        @if !report.warnings.is_empty() {
+            div.warning { ul { @for w in &report.warnings { li { (w) } } } }
+        }
+    }
+}
+
+fn names(title: &str, names: &[String]) -> Markup {
+    html! {
+        @if !names.is_empty() {
+            p { (title) ": " @for f in names.iter().take(100) { span.tag { (f) } } @if names.len() > 100 { "…" } }
+        }
     }
 }
 
@@ -222,16 +262,17 @@ fn items(title: &str, class: &str, list: &[ValidationItem]) -> Markup {
 fn render(
     ui: &Ui,
     signed: &Signed,
-    projects: &[Project],
-    environments: &[Environment],
+    (projects, environments): &(Vec<Project>, Vec<Environment>),
     form: &ImportForm,
     outcome: Option<Markup>,
+    fingerprint: Option<&str>,
     status: StatusCode,
 ) -> Response {
     let body = html! {
         @if let Some(outcome) = outcome { (outcome) }
         form method="post" action=(ui.url("/import")) enctype="multipart/form-data" {
             (csrf::input(signed))
+            @if let Some(fingerprint) = fingerprint { input type="hidden" name="plan" value=(fingerprint); }
             label for="project" { "Project" }
             select #project name="project" required {
                 @for p in projects { option value=(p.id) selected[p.id == form.project] { (p.name) " (" (p.id) ")" } }
@@ -240,13 +281,18 @@ fn render(
             select #environment name="environment" required {
                 @for e in environments { option value=(e.name) selected[e.name == form.environment] { (e.name) } }
             }
+            label for="mode" { "Mode" }
+            select #mode name="mode" {
+                option value="replace" selected[form.mode != "create-missing"] { "replace: make every feature as the document says" }
+                option value="create-missing" selected[form.mode == "create-missing"] { "create-missing: only create the features that do not exist" }
+            }
             label for="file" { "Export file" }
             input #file type="file" name="file" accept=".json,application/json";
             label for="document" { "… or paste the export document" }
             textarea.document #document name="document" spellcheck="false" { (form.document) }
-            p.hint { "An export from this service or from Unleash. Validate first: nothing is written until you press Import." }
+            p.hint { "An export from this service or from Unleash. Plan first: Import applies only the plan you saw, and shows the plan instead when there is none or it changed." }
             div.actions {
-                button type="submit" name="action" value="validate" { "Validate" }
+                button type="submit" name="action" value="plan" { "Plan" }
                 button.secondary type="submit" name="action" value="import" { "Import" }
             }
         }

@@ -40,6 +40,7 @@ mod fields;
 mod import;
 mod keys;
 mod layout;
+mod plan;
 mod projects;
 mod session;
 mod sign_in;

@@ -11,6 +11,7 @@ mod frontend;
 mod hostile;
 mod import;
 mod keys;
+mod plan;
 mod readiness;
 mod robustness;
 mod router;
