@@ -100,7 +100,7 @@ impl ToggleAdmin {
                 }
                 let mut current: FeatureTagsRecord =
                     decode_opt(&keys[2], records[2].as_ref())?.unwrap_or_default();
-                let has = current.tags.contains(&tag);
+                let has = current.tags.contains(tag);
                 if has == add {
                     return Ok(());
                 }
