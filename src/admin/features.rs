@@ -25,7 +25,7 @@ impl ToggleAdmin {
     /// The feature `name` of `project` in Unleash's `featureSchema`: its environments (in
     /// their sort order, with type, strategies in sort order, and variants), parents,
     /// children, creator and collaborators. An archived feature, or a feature of another
-    /// project, is [`Error::NotFound`](crate::Error::NotFound) here, as if it did not exist
+    /// project, is [`Error::NotFound`] here, as if it did not exist
     /// (Unleash reads archived features from the archive). Collaborators are the users who
     /// created or imported it, most recent first.
     ///
@@ -129,7 +129,7 @@ impl ToggleAdmin {
     /// Create a feature in `project`. Needs `CREATE_FEATURE` in the project.
     ///
     /// The name must be 1–100 URL-friendly characters, unique across all projects (archived
-    /// features included) → [`Error::NameExists`](crate::Error::NameExists), and match the
+    /// features included) → [`Error::NameExists`], and match the
     /// project's naming pattern; the project's feature limit counts its features that are
     /// not archived. The feature starts disabled in every environment of its project.
     pub async fn create_feature(
@@ -271,7 +271,7 @@ impl ToggleAdmin {
 
     /// The project the feature `name` belongs to (archived or not), for the routes that name
     /// a feature without its project (`/api/admin/features/{featureName}/…`). Any valid key
-    /// may ask; an unknown feature is [`Error::NotFound`](crate::Error::NotFound).
+    /// may ask; an unknown feature is [`Error::NotFound`].
     pub async fn feature_project(&self, caller: &Caller, name: &str) -> Result<String> {
         self.require(caller, &[]).await?;
         let key = feature_key(name);

@@ -94,7 +94,8 @@ impl OwnedNeed {
 }
 
 /// An admission to an operation: who was admitted, for what, and the records the decision
-/// rested on at the revisions read (see the [module docs](self)).
+/// rested on at the revisions read. A write commits with those revisions as preconditions,
+/// so a key revoked before the commit makes it conflict and the decision is made again.
 ///
 /// Made by [`ToggleAdmin::permit`] (or [`permit_any`](ToggleAdmin::permit_any),
 /// [`permit_secret`](ToggleAdmin::permit_secret)); an operation taking an [`Authority`]

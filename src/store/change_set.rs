@@ -23,7 +23,7 @@ pub enum Precondition {
     CollectionUnchanged {
         /// The collection.
         collection: Collection,
-        /// The collection's revision when it was read ([`Listing::revision`]).
+        /// The collection's revision when it was read ([`Listing::revision`](super::Listing::revision)).
         revision: Revision,
     },
 }
@@ -97,7 +97,7 @@ pub struct Event {
     /// The event's id: 1 for the first event of the store, then increasing, in change-set
     /// order within a commit. In this crate's MemoryStore and FileStore ids have no gaps and
     /// follow commit order; a PostgresStore may skip ids (a commit that failed) and two
-    /// commits running side by side may interleave theirs (see the [`Store`] contract).
+    /// commits running side by side may interleave theirs (see the [`Store`](super::Store) contract).
     pub id: u64,
     /// The revision of the commit that recorded it.
     #[cfg_attr(feature = "http", schema(value_type = u64))]
@@ -107,7 +107,7 @@ pub struct Event {
     pub event: NewEvent,
 }
 
-/// Everything one operation writes, applied atomically by [`Store::commit`].
+/// Everything one operation writes, applied atomically by [`Store::commit`](super::Store::commit).
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 pub struct ChangeSet {
     /// What must still hold; if any does not, nothing is written.
