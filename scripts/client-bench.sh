@@ -2,7 +2,7 @@
 # Load test of `GET /api/client/features` with wrk: 1,000 features (a
 # flexibleRollout strategy each, every third with constraints, every fifth with strategy
 # variants) in `development`, 16 connections, the 200 path (full answer) and the 304 path
-# (`If-None-Match` with the ETag of the previous answer). The `server` example runs on a
+# (`If-None-Match` with the ETag of the previous answer). The server (`toggle-admin serve`) runs on a
 # temporary store; when UNLEASH_URL is set, the same state is created in that Unleash and
 # measured in the same run, so the ratios compare like with like. Prints one table, then the
 # medians and the ratios.
@@ -27,8 +27,8 @@ STORE=${STORE:-file}
 KEY=bench-admin-key-0123456789abcdef0123456789abcdef
 command -v wrk >/dev/null || { echo "wrk is missing: apt-get install wrk" >&2; exit 1; }
 
-cargo build --quiet --release --features http --example server
-BIN=target/release/examples/server
+cargo build --quiet --release -p toggle-admin-server
+BIN=target/release/toggle-admin
 work=$(mktemp -d)
 server_pid=
 cleanup() { [ -n "$server_pid" ] && kill "$server_pid" 2>/dev/null || true; wait 2>/dev/null || true; rm -rf "$work"; }
@@ -45,7 +45,7 @@ start_server() {
         file) store=(--data "$work/data") ;;
         *) echo "STORE must be file or memory, not $STORE" >&2; exit 1 ;;
     esac
-    RUST_LOG=warn TOGGLE_ADMIN_BOOTSTRAP_KEY=$KEY "$BIN" "${store[@]}" --addr "127.0.0.1:$port" >"$work/server.log" 2>&1 &
+    RUST_LOG=warn TOGGLE_ADMIN_BOOTSTRAP_KEY=$KEY "$BIN" serve "${store[@]}" --addr "127.0.0.1:$port" >"$work/server.log" 2>&1 &
     server_pid=$!
     for _ in $(seq 1 100); do
         curl -sf -o /dev/null -H "Authorization: $KEY" "$OURS/api/admin/projects/default" && return 0

@@ -20,14 +20,14 @@ if [ ! -d "$modules/node_modules/unleash-proxy-client" ]; then
   npm install --silent --no-audit --no-fund --prefix "$modules" "unleash-proxy-client@3.8.2"
 fi
 
-cargo build -q --features http --example server
+cargo build -q -p toggle-admin-server
 admin_key="edge-e2e-admin-key-0123456789abcdef-$(date +%s)-$$"
 work=$(mktemp -d)
 pids=()
 cleanup() { for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done; wait 2>/dev/null || true; rm -rf "$work"; }
 trap cleanup EXIT
 
-TOGGLE_ADMIN_BOOTSTRAP_KEY="$admin_key" target/debug/examples/server --memory \
+TOGGLE_ADMIN_BOOTSTRAP_KEY="$admin_key" target/debug/toggle-admin serve --memory \
   --addr 127.0.0.1:0 >"$work/server.log" 2>"$work/server.err" &
 pids+=($!)
 for _ in $(seq 1 100); do

@@ -2,7 +2,7 @@
 # Load test of `GET /api/frontend` with wrk: the client benchmark's 1,000 flags
 # (scripts/client-bench.sh: a flexibleRollout each, every third with constraints, every
 # fifth with strategy variants) in `development`, 16 connections, a new `userId` on every
-# request (so no per-context answer cache can help). The `server` example runs in memory.
+# request (so no per-context answer cache can help). The server (`toggle-admin serve`) runs in memory.
 #
 # Side by side in the same run, when available:
 # * Unleash Edge in front of our server (EDGE_BIN, default /work/edge-bin/bin/unleash-edge
@@ -31,8 +31,8 @@ KEY=bench-admin-key-0123456789abcdef0123456789abcdef
 EDGE_BIN=${EDGE_BIN:-$(command -v unleash-edge || echo /work/edge-bin/bin/unleash-edge)}
 command -v wrk >/dev/null || { echo "wrk is missing: apt-get install wrk" >&2; exit 1; }
 
-cargo build --quiet --release --features http --example server
-BIN=target/release/examples/server
+cargo build --quiet --release -p toggle-admin-server
+BIN=target/release/toggle-admin
 work=$(mktemp -d)
 pids=()
 cleanup() { for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done; wait 2>/dev/null || true; rm -rf "$work"; }
@@ -42,7 +42,7 @@ free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",
 
 port=$(free_port)
 OURS="http://127.0.0.1:$port"
-RUST_LOG=warn TOGGLE_ADMIN_BOOTSTRAP_KEY=$KEY "$BIN" --memory --addr "127.0.0.1:$port" >"$work/server.log" 2>&1 &
+RUST_LOG=warn TOGGLE_ADMIN_BOOTSTRAP_KEY=$KEY "$BIN" serve --memory --addr "127.0.0.1:$port" >"$work/server.log" 2>&1 &
 pids+=($!)
 for _ in $(seq 1 100); do
     curl -sf -o /dev/null -H "Authorization: $KEY" "$OURS/api/admin/projects/default" && break

@@ -1,19 +1,21 @@
 #!/usr/bin/env bash
-# Load test of the `server` example with wrk: the PATCH env-variants request of BENCHMARKS.md,
-# three scenarios (1 connection on one feature, 16 connections on one feature, 16 connections
-# over 16 features) against a MemoryStore, a durable FileStore and, when POSTGRES_URL is set,
+# Load test of the server (`toggle-admin serve`) with wrk: the PATCH env-variants request of
+# BENCHMARKS.md, three scenarios (1 connection on one feature, 16 connections on one feature,
+# 16 connections over 16 features) against a MemoryStore, a durable FileStore and, when POSTGRES_URL is set,
 # a PostgresStore, all in one run so the ratios compare like with like. Prints one table.
 #
 #   scripts/http-bench.sh                 # 10 s per scenario, 1 run
 #   SECONDS_EACH=10 RUNS=3 scripts/http-bench.sh
 #   POSTGRES_URL=postgres://postgres@127.0.0.1:5432/test scripts/http-bench.sh
-#   STORES="postgres" BASELINE_BIN=/path/to/old/server POSTGRES_URL=... scripts/http-bench.sh
+#   STORES="postgres" BASELINE_BIN=/path/to/old/toggle-admin POSTGRES_URL=... scripts/http-bench.sh
 #
 # STORES picks stores (default: memory file, and postgres when POSTGRES_URL is set);
-# BASELINE_BIN names another build of the `server` example (an earlier commit, say) that runs
-# every scenario right after this build's, in the same run, in rows marked "baseline";
+# BASELINE_BIN names another build of `toggle-admin` (an earlier commit's, say, or the `server`
+# example of the commits before the program) that runs every scenario right after this
+# build's, in the same run, in rows marked "baseline";
 # SCENARIOS picks the scenarios as connections:features pairs (default "1:1 16:1 16:16");
-# ALLOCATOR=mimalloc builds the server with feature `mimalloc` (default: the system's allocator);
+# ALLOCATOR=system builds the server without its feature `mimalloc` (default: mimalloc, as
+# it ships);
 # SKIP_EXPORT=1 leaves out the export timings.
 #
 # Needs wrk (apt-get install wrk) and curl. Never run by CI: timings belong here, not in tests.
@@ -25,11 +27,12 @@ RUNS=${RUNS:-1}
 KEY=bench-admin-key-0123456789abcdef0123456789abcdef
 command -v wrk >/dev/null || { echo "wrk is missing: apt-get install wrk" >&2; exit 1; }
 
-features=http
-[ "${ALLOCATOR:-system}" = mimalloc ] && features=$features,mimalloc
-[ -n "${POSTGRES_URL:-}" ] && features=$features,postgres
-cargo build --quiet --release --features "$features" --example server
-BIN=target/release/examples/server
+allocator=()
+[ "${ALLOCATOR:-mimalloc}" = system ] && allocator=(--no-default-features)
+cargo build --quiet --release -p toggle-admin-server "${allocator[@]}"
+BIN=target/release/toggle-admin
+# The word before a binary's flags: `serve` for `toggle-admin`, none for an older `server`.
+subcommand() { [ "$(basename "$1")" = server ] || echo serve; }
 server_bin=$BIN
 bins=("$BIN")
 [ -n "${BASELINE_BIN:-}" ] && bins+=("$BASELINE_BIN")
@@ -43,7 +46,8 @@ free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",
 start_server() { # args: store arguments
     port=$(free_port)
     BASE="http://127.0.0.1:$port"
-    RUST_LOG=warn,server=info TOGGLE_ADMIN_BOOTSTRAP_KEY=$KEY "$server_bin" "$@" --addr "127.0.0.1:$port" >"$work/server.log" 2>&1 &
+    # shellcheck disable=SC2046 # `subcommand` prints one word or none
+    RUST_LOG=warn,toggle_admin::serve=info,server=info TOGGLE_ADMIN_BOOTSTRAP_KEY=$KEY "$server_bin" $(subcommand "$server_bin") "$@" --addr "127.0.0.1:$port" >"$work/server.log" 2>&1 &
     server_pid=$!
     for _ in $(seq 1 100); do
         curl -sf -o /dev/null -H "Authorization: $KEY" "$BASE/api/admin/projects/default" && return 0

@@ -2,7 +2,7 @@
 # The PostgreSQL path side by side with Unleash 6.10.1 on one PostgreSQL: the PATCH
 # env-variants request of scripts/http-bench.sh (3 ops) with wrk, in the scenarios 1
 # connection on one feature, 16 connections on one feature and 16 connections over 16
-# features, against the `server` example on `--postgres` and against Unleash, alternating
+# features, against `toggle-admin serve --postgres` and against Unleash, alternating
 # within each run. Besides req/s and latency it prints what a PATCH costs the database:
 #
 # * its CPU: the user + system time of every process of the cluster (the postmaster and its
@@ -24,8 +24,9 @@
 #   SCENARIOS="16:16" INSTANCES=0 RUNS=1 scripts/pg-bench.sh   # one scenario, ours only
 #
 # UNLEASH_DIR: where scripts/unleash-baseline.sh installed (or installs) Unleash 6.10.1;
-# without it Unleash is left out. BASELINE_BIN: another build of the `server` example (with
-# `postgres`), measured in every row too, in a database of its own. Needs wrk, curl, python3, PostgreSQL's server binaries
+# without it Unleash is left out. BASELINE_BIN: another build of `toggle-admin` (or of the
+# `server` example of the commits before it, with `postgres`), measured in every row too, in
+# a database of its own. Needs wrk, curl, python3, PostgreSQL's server binaries
 # (/usr/lib/postgresql/*/bin) and, as root, `runuser`. Never run by CI.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -40,8 +41,10 @@ command -v wrk >/dev/null || { echo "wrk is missing: apt-get install wrk" >&2; e
 pg_bin=$(ls -d /usr/lib/postgresql/*/bin | sort -V | tail -n 1)
 [ -x "$pg_bin/initdb" ] || { echo "no PostgreSQL server binaries under /usr/lib/postgresql" >&2; exit 1; }
 
-cargo build --quiet --release --features http,postgres --example server
-BIN=target/release/examples/server
+cargo build --quiet --release -p toggle-admin-server
+BIN=target/release/toggle-admin
+# The word before a binary's flags: `serve` for `toggle-admin`, none for an older `server`.
+subcommand() { [ "$(basename "$1")" = server ] || echo serve; }
 work=$(mktemp -d)
 chmod 755 "$work"
 pids=()
@@ -85,8 +88,10 @@ db_counts() { # database → "statements transactions"
 
 start_ours() { # schema [database [binary]] → base URL in $BASE
     local port; port=$(free_port)
-    RUST_LOG=warn TOGGLE_ADMIN_BOOTSTRAP_KEY=$KEY "${3:-$BIN}" --postgres "$PG/${2:-toggle}" --postgres-schema "$1" \
-        --addr "127.0.0.1:$port" >>"$work/ours.log" 2>&1 &
+    local bin=${3:-$BIN}
+    # shellcheck disable=SC2046 # `subcommand` prints one word or none
+    RUST_LOG=warn TOGGLE_ADMIN_BOOTSTRAP_KEY=$KEY "$bin" $(subcommand "$bin") --postgres "$PG/${2:-toggle}" \
+        --postgres-schema "$1" --addr "127.0.0.1:$port" >>"$work/ours.log" 2>&1 &
     pids+=($!)
     BASE="http://127.0.0.1:$port"
     for _ in $(seq 1 100); do

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Push figures (BENCHMARKS.md): fan-out to STREAMS streams on one instance, delta polling
 # against full polling, and (with TOGGLE_ADMIN_TEST_POSTGRES) commit on A to event on B over
-# PostgreSQL. Builds the `server` example and verify/examples/push_load.rs in release.
+# PostgreSQL. Builds the `toggle-admin` program and verify/examples/push_load.rs in release.
 #   scripts/push-bench.sh [STREAMS (10000)] [SECONDS per polling run (10)] [CHANGES (1000)]
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -13,9 +13,7 @@ changes=${3:-1000}
 hard=$(ulimit -Hn)
 if [ "$hard" = unlimited ] || [ "$hard" -gt 65536 ]; then ulimit -n 65536; else ulimit -n "$hard"; fi
 
-features=http
-if [ -n "${TOGGLE_ADMIN_TEST_POSTGRES:-}" ]; then features=http,postgres; fi
-cargo build -q --release --features "$features" --example server
+cargo build -q --release -p toggle-admin-server
 cargo build -q --release -p toggle-admin-verify --features http --example push_load
 load=target/release/examples/push_load
 admin_key="push-bench-admin-key-0123456789abcdef-$(date +%s)-$$"
@@ -29,7 +27,7 @@ trap cleanup EXIT
 
 start() { # start LOG ARGS...: the server's base URL in $base, its pid in $pid
   local log=$1; shift
-  TOGGLE_ADMIN_BOOTSTRAP_KEY="$admin_key" RUST_LOG=warn target/release/examples/server "$@" \
+  TOGGLE_ADMIN_BOOTSTRAP_KEY="$admin_key" RUST_LOG=warn target/release/toggle-admin serve "$@" \
     --addr 127.0.0.1:0 --max-streams 1000000 --max-streams-per-key 1000000 >"$log" &
   pid=$!
   pids+=("$pid")

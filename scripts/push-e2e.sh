@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # The Node SDK (unleash-client from npm) in streaming and delta-polling modes against the
-# `server` example: on one instance (in memory; a FileStore, restarted once) and on two instances over
-# one PostgreSQL schema (changes through A, SDKs on B). Runs scripts/push_e2e.mjs; installs
-# node and npm if missing, and the SDK under target/. Needs TOGGLE_ADMIN_TEST_POSTGRES for
+# server (`toggle-admin serve`): on one instance (in memory; a FileStore, restarted once) and
+# on two instances over one PostgreSQL schema (changes through A, SDKs on B). Runs
+# scripts/push_e2e.mjs; installs node and npm if missing, and the SDK under target/. Needs TOGGLE_ADMIN_TEST_POSTGRES for
 # the two-instance part (skipped, with a note, without it).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -19,14 +19,12 @@ if [ ! -f "$sdk/node_modules/unleash-client/package.json" ]; then
   (cd "$sdk" && npm install --silent --no-audit --no-fund unleash-client@6.12.1)
 fi
 
-features=http
-if [ -n "${TOGGLE_ADMIN_TEST_POSTGRES:-}" ]; then features=http,postgres; fi
-cargo build -q --features "$features" --example server
+cargo build -q -p toggle-admin-server
 
 admin_key="push-e2e-admin-key-0123456789abcdef-$(date +%s)-$$"
 data=$(mktemp -d)
 trap 'rm -rf "$data"' EXIT
-export SERVER=target/debug/examples/server ADMIN_KEY="$admin_key"
+export SERVER=target/debug/toggle-admin ADMIN_KEY="$admin_key"
 export NODE_MODULES_DIR="$PWD/$sdk/node_modules"
 
 STORAGE=memory node scripts/push_e2e.mjs

@@ -1,6 +1,6 @@
 // The Node SDK (unleash-client, from npm) in streaming mode and in delta-polling mode
-// against the `server` example. Run by scripts/push-e2e.sh with:
-//   SERVER   the server binary
+// against the server (`toggle-admin serve`). Run by scripts/push-e2e.sh with:
+//   SERVER   the `toggle-admin` binary
 //   ADMIN_KEY the bootstrap admin key
 //   STORAGE  "memory" (one instance), "data:<dir>" (one instance, restarted once) or
 //            "postgres:<url>:<schema>" (two instances over one schema: changes through A,
@@ -34,7 +34,7 @@ function fail(message) {
 
 /** Start a server instance; resolves with { base, child } once it listens. */
 async function startServer(args) {
-  const child = spawn(SERVER, args, {
+  const child = spawn(SERVER, ['serve', ...args], {
     env: { ...process.env, TOGGLE_ADMIN_BOOTSTRAP_KEY: ADMIN_KEY, RUST_LOG: 'warn' },
     stdio: ['ignore', 'pipe', 'inherit'],
   });

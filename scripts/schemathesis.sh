@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # Contract-test the HTTP adapter against its own OpenAPI document with schemathesis (PyPI):
-# the server example on an in-memory store and a loopback port, every operation with a bounded
-# number of generated examples, and the checks not_a_server_error, status_code_conformance,
-# content_type_conformance and response_schema_conformance. Exits non-zero when schemathesis
-# finds anything.
+# the server (`toggle-admin serve`) on an in-memory store and a loopback port, every
+# operation with a bounded number of generated examples, and the checks not_a_server_error,
+# status_code_conformance, content_type_conformance and response_schema_conformance. Exits
+# non-zero when schemathesis finds anything.
 #
 #   scripts/schemathesis.sh                 # 25 examples per operation
 #   MAX_EXAMPLES=100 scripts/schemathesis.sh

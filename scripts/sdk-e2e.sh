@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# A real Unleash SDK against the real server: starts the `server` example
+# A real Unleash SDK against the real server: starts `toggle-admin serve`
 # in memory, then runs scripts/sdk_e2e.py with the Python UnleashClient (from PyPI, in a
 # virtualenv under target/). Exits non-zero if any expectation fails.
 set -euo pipefail
@@ -11,10 +11,10 @@ if [ ! -x "$venv/bin/python" ]; then
   "$venv/bin/pip" install -q "UnleashClient==6.9.1"
 fi
 
-cargo build -q --features http --example server
+cargo build -q -p toggle-admin-server
 admin_key="e2e-admin-key-0123456789abcdef-$(date +%s)-$$"
 log=$(mktemp)
-TOGGLE_ADMIN_BOOTSTRAP_KEY="$admin_key" target/debug/examples/server --memory \
+TOGGLE_ADMIN_BOOTSTRAP_KEY="$admin_key" target/debug/toggle-admin serve --memory \
   --addr 127.0.0.1:0 >"$log" 2>"$log.err" &
 server=$!
 trap 'kill "$server" 2>/dev/null || true; rm -f "$log" "$log.err"' EXIT

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The admin page's speed over HTTP: starts the `server` example (features http,ui) in memory,
+# The admin page's speed over HTTP: starts `toggle-admin serve` in memory,
 # imports a project of FEATURES features (default 10,000) in one request, signs in with curl,
 # then times REQUESTS requests (default 30) of each page and prints min / median / max of
 # curl's total time, next to a same-run baseline (the admin API's JSON of one feature).
@@ -10,13 +10,13 @@ features=${FEATURES:-10000}
 requests=${REQUESTS:-30}
 profile=${PROFILE:-debug}
 if [ "$profile" = release ]; then
-  cargo build -q --release --features http,ui --example server
+  cargo build -q --release -p toggle-admin-server
 else
-  cargo build -q --features http,ui --example server
+  cargo build -q -p toggle-admin-server
 fi
 key="ui-bench-admin-key-0123456789abcdef-$(date +%s)-$$"
 log=$(mktemp); jar=$(mktemp); doc=$(mktemp)
-TOGGLE_ADMIN_BOOTSTRAP_KEY="$key" "target/$profile/examples/server" --memory \
+TOGGLE_ADMIN_BOOTSTRAP_KEY="$key" "target/$profile/toggle-admin" serve --memory \
   --addr 127.0.0.1:0 >"$log" 2>"$log.err" &
 server=$!
 trap 'kill "$server" 2>/dev/null || true; rm -f "$log" "$log.err" "$jar" "$doc"' EXIT

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The admin page in a real browser: installs Debian's chromium and chromium-driver (only if
 # missing), selenium in a virtualenv and axe-core from npm (both under target/), starts the
-# `server` example (features http,ui) in memory, then runs scripts/ui_e2e.py. Screenshots of
+# server (`toggle-admin serve`) in memory, then runs scripts/ui_e2e.py. Screenshots of
 # every page go to target/ui-screenshots/. Exits non-zero if any expectation fails.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -25,10 +25,10 @@ if [ ! -f "$axe" ]; then
   npm install --silent --no-audit --no-fund --prefix "$node_dir" "axe-core@4.14.1" >/dev/null
 fi
 
-cargo build -q --features http,ui --example server
+cargo build -q -p toggle-admin-server
 admin_key="ui-e2e-admin-key-0123456789abcdef-$(date +%s)-$$"
 log=$(mktemp)
-TOGGLE_ADMIN_BOOTSTRAP_KEY="$admin_key" target/debug/examples/server --memory \
+TOGGLE_ADMIN_BOOTSTRAP_KEY="$admin_key" target/debug/toggle-admin serve --memory \
   --addr 127.0.0.1:0 >"$log" 2>"$log.err" &
 server=$!
 trap 'kill "$server" 2>/dev/null || true; tail -n 20 "$log.err"; rm -f "$log" "$log.err"' EXIT

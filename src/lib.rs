@@ -47,12 +47,13 @@
 //! | feature | what it adds |
 //! |---|---|
 //! | `conformance` | `store::conformance`: the scenario suite every [`Store`] must pass (third-party stores too) |
-//! | `http` | `http::router`: the admin API as an axum `Router` that merges into your app (routes declared by their OpenAPI annotations, so it brings `utoipa`), and the `server` example |
+//! | `http` | `http::router`: the admin API as an axum `Router` that merges into your app (routes declared by their OpenAPI annotations, so it brings `utoipa`); the `server` example embeds it in an app |
 //! | `openapi` (implies `http`) | `http::openapi()`: the OpenAPI 3.1 document of the admin API, served at `GET /api/admin/openapi.json` |
 //! | `postgres` | `store::PostgresStore`: many application instances sharing one PostgreSQL database |
 //! | `ui` | `ui::router`: the admin page for people (sign-in, the four operations, projects, keys, events), server-rendered, mounted next to `http::router` with one line |
 //!
-//! No feature is on by default.
+//! No feature is on by default. The server as a program, with every store and the admin page,
+//! is the workspace's `toggle-admin-server` package (`toggle-admin serve`).
 //!
 //! ## Layout
 //!

@@ -1,8 +1,8 @@
 # shellcheck shell=bash
 # What scripts/schemathesis.sh and scripts/schemathesis-unleash.sh share, sourced by both
 # from the repository root with `venv` (the virtualenv's directory) and `key` (the bootstrap
-# admin key) set: schemathesis installed in the virtualenv, and the server example started
-# on an in-memory store and a free loopback port, and stopped (its temporary files removed)
+# admin key) set: schemathesis installed in the virtualenv, and the server (`toggle-admin serve`)
+# started on an in-memory store and a free loopback port, and stopped (its temporary files removed)
 # when the script exits.
 
 # Temporary files to remove on exit; a script adds its own.
@@ -30,17 +30,17 @@ install_schemathesis() {
     "$venv/bin/schemathesis" --version
 }
 
-# Build and start the server example; sets `log` (its output) and `base` (its URL, read from
+# Build and start the server; sets `log` (its output) and `base` (its URL, read from
 # the line it logs once listening).
 start_server() {
-    echo "--- building the server example"
-    cargo build --quiet --features openapi --example server
+    echo "--- building the server (toggle-admin)"
+    cargo build --quiet -p toggle-admin-server
 
     log=$(mktemp)
     temp_files+=("$log")
     echo "--- starting the server (in memory, loopback, a free port)"
     TOGGLE_ADMIN_BOOTSTRAP_KEY=$key RUST_LOG=${RUST_LOG:-warn} \
-        target/debug/examples/server --memory --addr 127.0.0.1:0 > "$log" 2>&1 &
+        target/debug/toggle-admin serve --memory --addr 127.0.0.1:0 > "$log" 2>&1 &
     server_pid=$!
     base=
     for _ in $(seq 1 100); do

@@ -1,4 +1,4 @@
-//! Load tool for the push protocols, against running `server` examples (see
+//! Load tool for the push protocols, against running servers (`toggle-admin serve`; see
 //! scripts/push-bench.sh, which starts them and passes the arguments):
 //!
 //! * `fanout BASE ADMIN_KEY STREAMS [SERVER_PID]`: opens STREAMS streams

@@ -9,7 +9,7 @@
 //! * [`store`]: stores driven directly: temporary directories, events, dumps.
 //! * [`wrapped`]: a MemoryStore whose commits misbehave as a test says.
 //! * `http` (feature `http`): one request through the router.
-//! * `server_binary` (feature `http`): the `server` example's binary, built once.
+//! * [`server_binary`]: the `toggle-admin` program (`server/`), built once.
 //! * `postgres` (feature `postgres`): the server from `TOGGLE_ADMIN_TEST_POSTGRES` and a
 //!   schema per test.
 //!
@@ -26,7 +26,6 @@ pub mod import;
 #[cfg(feature = "postgres")]
 pub mod postgres;
 pub mod rollouts;
-#[cfg(feature = "http")]
 pub mod server_binary;
 pub mod store;
 pub mod wrapped;

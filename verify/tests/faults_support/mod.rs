@@ -1,5 +1,6 @@
-//! What the fault tests share: the `server` example as a process, its admin API over HTTP,
-//! and skipping a fault that this machine cannot stage (failing instead under `CI=true`).
+//! What the fault tests share: the server (`toggle-admin serve`) as a process, its admin API
+//! over HTTP, and skipping a fault that this machine cannot stage (failing instead under
+//! `CI=true`).
 #![allow(dead_code, clippy::unwrap_used, clippy::expect_used)]
 
 use std::path::{Path, PathBuf};
@@ -8,9 +9,9 @@ use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 use tokio::io::{AsyncBufReadExt, BufReader};
-use tokio::process::{Child, Command};
+use tokio::process::Child;
 
-use crate::support::server_binary::server_binary;
+use crate::support::server_binary::serve_command;
 
 /// The first admin key of every server the fault tests start.
 pub const KEY: &str = "fault-suite-admin-key-0123456789abcdef-0123";
@@ -33,7 +34,7 @@ pub fn is_root() -> bool {
         .is_ok_and(|out| String::from_utf8_lossy(&out.stdout).trim() == "0")
 }
 
-/// The `server` example, running, with its log (stderr) in a file.
+/// The server, running, with its log (stderr) in a file.
 pub struct Server {
     /// `None` for a handle on a server started elsewhere ([`Server::attach`]).
     child: Option<Child>,
@@ -50,7 +51,7 @@ impl Server {
             .append(true)
             .open(log)
             .unwrap();
-        let mut command = Command::new(server_binary());
+        let mut command = serve_command();
         command
             .args(args)
             .args(["--addr", "127.0.0.1:0"])

@@ -1,5 +1,5 @@
-//! The HTTP contract through the router (`oneshot`, no socket), and the `server` example as a
-//! process: one module per area.
+//! The HTTP contract through the router (`oneshot`, no socket), and the `toggle-admin` program
+//! as a process: one module per area.
 
 mod access;
 mod catalog;

@@ -1,5 +1,5 @@
-//! The real server (`examples/server.rs`) as a process on an ephemeral loopback port, driven
-//! by a real HTTP client.
+//! The real server (`toggle-admin serve`, package `toggle-admin-server`) as a process on an
+//! ephemeral loopback port, driven by a real HTTP client.
 
 use std::process::Stdio;
 use std::time::Duration;
@@ -8,9 +8,9 @@ use axum::http::{Method, StatusCode};
 use serde_json::{Value, json};
 use test_support::http::assert_error_body;
 use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader};
-use tokio::process::{Child, Command};
+use tokio::process::Child;
 
-use test_support::server_binary::server_binary;
+use test_support::server_binary::serve_command;
 
 /// A running server process.
 struct Server {
@@ -22,7 +22,7 @@ struct Server {
 
 impl Server {
     async fn start(args: &[&str], bootstrap_key: Option<&str>) -> Server {
-        let mut command = Command::new(server_binary());
+        let mut command = serve_command();
         command
             .args(args)
             .args(["--addr", "127.0.0.1:0"])
@@ -410,12 +410,13 @@ async fn a_generated_admin_key_is_printed_once_and_works() {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn a_bad_argument_fails_with_a_message() {
-    let output = Command::new(server_binary())
+    let output = serve_command()
         .args(["--memory", "--frobnicate"])
         .output()
         .await
         .unwrap();
-    assert!(!output.status.success());
+    // 1, not clap's 2: a usage error is a failure like any other.
+    assert_eq!(output.status.code(), Some(1), "{output:?}");
     assert!(String::from_utf8_lossy(&output.stderr).contains("--frobnicate"));
 }
 
@@ -542,7 +543,7 @@ async fn a_second_server_on_the_same_data_directory_is_refused() {
     let path = dir.path().join("state");
     let args = ["--data", path.to_str().unwrap()];
     let first = Server::start(&args, Some(KEY)).await;
-    let output = Command::new(server_binary())
+    let output = serve_command()
         .args(args)
         .args(["--addr", "127.0.0.1:0"])
         .output()

@@ -1,17 +1,19 @@
-//! The `server` example's configuration, as a process: flags, their environment variables,
-//! `--help`, the bootstrap key's length, the operations endpoints.
+//! The `toggle-admin` program's command line, as a process: `--version`, `serve --help`, usage
+//! errors, the flags' environment variables, the bootstrap key's length, the operations
+//! endpoints.
 
 use std::process::Stdio;
 use std::time::Duration;
 
 use serde_json::{Value, json};
-use test_support::server_binary::server_binary;
+use test_support::server_binary::{serve_command, server_binary};
 use tokio::io::{AsyncBufReadExt, BufReader};
 use tokio::process::Command;
 
-/// The server with only `env` (no flags but `args`), as far as this test's environment goes.
+/// `toggle-admin serve` with only `env` (no flags but `args`), as far as this test's
+/// environment goes.
 fn server(args: &[&str], env: &[(&str, &str)]) -> Command {
-    let mut command = Command::new(server_binary());
+    let mut command = serve_command();
     command
         .args(args)
         .env("RUST_LOG", "warn")
@@ -32,36 +34,134 @@ fn server(args: &[&str], env: &[(&str, &str)]) -> Command {
     command
 }
 
+/// `--help`'s entry of each flag: from its line (`  --flag <VALUE>  …`) to the next flag's.
+fn help_entries(help: &str) -> Vec<(String, String)> {
+    let mut entries: Vec<(String, String)> = Vec::new();
+    for line in help.lines() {
+        let trimmed = line.trim_start();
+        if trimmed.starts_with("--") || trimmed.starts_with("-h, ") || trimmed.starts_with("-V, ")
+        {
+            let flag = trimmed
+                .trim_start_matches("-h, ")
+                .trim_start_matches("-V, ")
+                .split([' ', '='])
+                .next()
+                .unwrap_or_default()
+                .to_owned();
+            entries.push((flag, line.to_owned()));
+        } else if let Some((_, text)) = entries.last_mut() {
+            text.push('\n');
+            text.push_str(line);
+        }
+    }
+    entries
+}
+
 #[tokio::test(flavor = "multi_thread")]
 async fn help_lists_every_flag_with_its_environment_variable() {
-    let output = server(&["--help"], &[]).output().await.unwrap();
-    assert!(output.status.success(), "{output:?}");
+    let output = server(&["--help"], &[("DATABASE_URL", "postgres://u:secret-pw@db/x")])
+        .output()
+        .await
+        .unwrap();
+    assert_eq!(output.status.code(), Some(0), "{output:?}");
     let help = String::from_utf8_lossy(&output.stdout);
+    assert!(help.contains("Usage: toggle-admin serve"), "{help}");
+    let entries = help_entries(&help);
     for (flag, var) in [
         ("--data", "TOGGLE_ADMIN_DATA"),
         ("--memory", "TOGGLE_ADMIN_MEMORY"),
         ("--postgres", "DATABASE_URL"),
+        ("--postgres-schema", "DATABASE_SCHEMA"),
         ("--postgres-ssl-mode", "DATABASE_SSL_MODE"),
         ("--postgres-ssl-ca-file", "DATABASE_SSL_CA_FILE"),
         ("--postgres-connect-timeout", "DATABASE_CONNECT_TIMEOUT"),
         ("--postgres-statement-timeout", "DATABASE_STATEMENT_TIMEOUT"),
-        ("--port", "HTTP_PORT, PORT"),
+        ("--addr", "TOGGLE_ADMIN_ADDR"),
+        ("--host", "HTTP_HOST"),
+        ("--port", "HTTP_PORT"),
+        ("--body-limit", "TOGGLE_ADMIN_BODY_LIMIT"),
         ("--headers-timeout", "SERVER_HEADERS_TIMEOUT"),
         ("--shutdown-timeout", "SERVER_GRACEFUL_SHUTDOWN_TIMEOUT"),
         ("--request-timeout", "TOGGLE_ADMIN_REQUEST_TIMEOUT"),
         ("--body-timeout", "TOGGLE_ADMIN_BODY_TIMEOUT"),
+        ("--ui-path", "TOGGLE_ADMIN_UI_PATH"),
+        ("--ui-secure-cookie", "TOGGLE_ADMIN_UI_SECURE_COOKIE"),
         (
             "--compression-min-size",
             "TOGGLE_ADMIN_COMPRESSION_MIN_SIZE",
         ),
+        ("--max-streams", "TOGGLE_ADMIN_MAX_STREAMS"),
+        ("--max-streams-per-key", "TOGGLE_ADMIN_MAX_STREAMS_PER_KEY"),
+        ("--delta-history", "TOGGLE_ADMIN_DELTA_HISTORY"),
+        ("--frontend-origins", "UNLEASH_FRONTEND_API_ORIGINS"),
     ] {
-        let line = help
-            .lines()
-            .find(|l| l.trim_start().starts_with(&format!("{flag} ")))
+        let (_, entry) = entries
+            .iter()
+            .find(|(name, _)| name == flag)
             .unwrap_or_else(|| panic!("{flag} missing from --help:\n{help}"));
-        assert!(line.contains(&format!("[{var}]")), "{line}");
+        assert!(entry.contains(&format!("[env: {var}]")), "{entry}");
     }
+    // The second variable of --port, and the defaults as the library has them.
+    let entry = |flag: &str| &entries.iter().find(|(name, _)| name == flag).unwrap().1;
+    assert!(entry("--port").contains("PORT is read too"), "{}", entry("--port"));
+    assert!(entry("--addr").contains("[default: 127.0.0.1:4242]"), "{}", entry("--addr"));
+    assert!(entry("--ui-path").contains("[default: /admin]"), "{}", entry("--ui-path"));
+    assert!(entry("--body-limit").contains("[default: 16777216]"), "{}", entry("--body-limit"));
+    // A variable's value is never shown: a database URL holds a password.
+    assert!(!help.contains("secret-pw"), "{help}");
     assert!(help.contains("TOGGLE_ADMIN_BOOTSTRAP_KEY"), "{help}");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn version_prints_the_package_version() {
+    let output = Command::new(server_binary())
+        .arg("--version")
+        .output()
+        .await
+        .unwrap();
+    assert_eq!(output.status.code(), Some(0), "{output:?}");
+    let manifest = include_str!("../../../server/Cargo.toml");
+    let package_version = manifest
+        .lines()
+        .find_map(|line| line.strip_prefix("version = "))
+        .expect("server/Cargo.toml names its version")
+        .trim_matches('"');
+    let version = String::from_utf8_lossy(&output.stdout);
+    assert_eq!(version.trim(), format!("toggle-admin {package_version}"));
+    // Each command says it too.
+    let output = serve_command().arg("--version").output().await.unwrap();
+    assert_eq!(output.status.code(), Some(0), "{output:?}");
+    assert_eq!(
+        String::from_utf8_lossy(&output.stdout).trim(),
+        format!("toggle-admin-serve {package_version}")
+    );
+}
+
+/// Every usage error exits 1 with a message on stderr and nothing on stdout (clap's own
+/// status for them is 2, which a command may use for something else).
+#[tokio::test(flavor = "multi_thread")]
+async fn usage_errors_exit_1_with_a_message() {
+    for (args, says) in [
+        (&["serve", "--memory", "--no-such-flag"][..], "--no-such-flag"),
+        (&["serve", "--memory", "--port"][..], "--port"),
+        (&["serve", "--memory", "--body-limit", "lots"][..], "lots"),
+        (&["serve", "--memory", "--ui-secure-cookie", "sometimes"][..], "sometimes"),
+        (&["serve", "--postgres", "x", "--postgres-connect-timeout", "0"][..], "0"),
+        (&["serve", "--memory", "--compression-min-size", "big"][..], "bytes, or off"),
+        (&["no-such-command"][..], "no-such-command"),
+        (&[][..], "Usage: toggle-admin"),
+    ] {
+        let output = Command::new(server_binary())
+            .args(args)
+            .env_remove("TOGGLE_ADMIN_MEMORY")
+            .output()
+            .await
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert_eq!(output.status.code(), Some(1), "{args:?}: {stderr}");
+        assert!(stderr.contains(says), "{args:?}: {stderr}");
+        assert!(output.stdout.is_empty(), "{args:?}: {output:?}");
+    }
 }
 
 #[tokio::test(flavor = "multi_thread")]
