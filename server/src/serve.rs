@@ -19,23 +19,22 @@
 
 use std::io::Write as _;
 use std::net::SocketAddr;
-use std::sync::Arc;
 use std::time::Duration;
 
 use clap::parser::ValueSource;
 use clap::{ArgAction, ArgMatches, Args, FromArgMatches, ValueEnum};
 use metrics_exporter_prometheus::PrometheusBuilder;
-use toggle_admin::admin::{
-    DEFAULT_HISTORY_EVENTS, DEFAULT_METRICS_FLUSH_INTERVAL, NewProject, PushConfig,
-};
+use toggle_admin::admin::{DEFAULT_HISTORY_EVENTS, DEFAULT_METRICS_FLUSH_INTERVAL, PushConfig};
 use toggle_admin::http::{
     DEFAULT_BODY_LIMIT, DEFAULT_BODY_READ_TIMEOUT, DEFAULT_COMPRESSION_MIN_SIZE,
     DEFAULT_HEADER_READ_TIMEOUT, DEFAULT_REQUEST_TIMEOUT, DEFAULT_SHUTDOWN_DEADLINE, RouterConfig,
 };
-use toggle_admin::model::Environment;
-use toggle_admin::store::{FileStore, PostgresConfig, PostgresStore};
+use toggle_admin::store::PostgresConfig;
 use toggle_admin::ui::{DEFAULT_BASE_PATH, SecureCookie, UiConfig};
-use toggle_admin::{Error, MemoryStore, ToggleAdmin};
+
+use store::{Store, bootstrap, open};
+
+mod store;
 
 /// Shown after the flags in `--help`.
 const AFTER_HELP: &str = "\
@@ -65,17 +64,30 @@ pub struct ServeArgs {
     postgres_ssl_ca_file: Option<String>,
 
     /// Give up opening a database connection after this (default 5)
-    #[arg(long, env = "DATABASE_CONNECT_TIMEOUT", value_name = "SECS",
-          value_parser = clap::value_parser!(u64).range(1..))]
+    #[arg(
+        long,
+        env = "DATABASE_CONNECT_TIMEOUT",
+        value_name = "SECS",
+        value_parser = clap::value_parser!(u64).range(1..)
+    )]
     postgres_connect_timeout: Option<u64>,
 
     /// Cancel database statements running longer (default 10)
-    #[arg(long, env = "DATABASE_STATEMENT_TIMEOUT", value_name = "SECS",
-          value_parser = clap::value_parser!(u64).range(1..))]
+    #[arg(
+        long,
+        env = "DATABASE_STATEMENT_TIMEOUT",
+        value_name = "SECS",
+        value_parser = clap::value_parser!(u64).range(1..)
+    )]
     postgres_statement_timeout: Option<u64>,
 
     /// Where to listen (port 0 picks a free one)
-    #[arg(long, env = "TOGGLE_ADMIN_ADDR", value_name = "HOST:PORT", default_value = "127.0.0.1:4242")]
+    #[arg(
+        long,
+        env = "TOGGLE_ADMIN_ADDR",
+        value_name = "HOST:PORT",
+        default_value = "127.0.0.1:4242"
+    )]
     addr: String,
 
     /// The host part of --addr
@@ -87,58 +99,113 @@ pub struct ServeArgs {
     port: Option<String>,
 
     /// Largest request body; larger ones get 413
-    #[arg(long, env = "TOGGLE_ADMIN_BODY_LIMIT", value_name = "BYTES", default_value_t = DEFAULT_BODY_LIMIT)]
+    #[arg(
+        long,
+        env = "TOGGLE_ADMIN_BODY_LIMIT",
+        value_name = "BYTES",
+        default_value_t = DEFAULT_BODY_LIMIT
+    )]
     body_limit: usize,
 
     /// Answer 503 to requests taking longer
-    #[arg(long, env = "TOGGLE_ADMIN_REQUEST_TIMEOUT", value_name = "SECS",
-          default_value_t = DEFAULT_REQUEST_TIMEOUT.as_secs())]
+    #[arg(
+        long,
+        env = "TOGGLE_ADMIN_REQUEST_TIMEOUT",
+        value_name = "SECS",
+        default_value_t = DEFAULT_REQUEST_TIMEOUT.as_secs()
+    )]
     request_timeout: u64,
 
     /// Close connections slower to send their headers
-    #[arg(long, env = "SERVER_HEADERS_TIMEOUT", value_name = "SECS",
-          default_value_t = DEFAULT_HEADER_READ_TIMEOUT.as_secs())]
+    #[arg(
+        long,
+        env = "SERVER_HEADERS_TIMEOUT",
+        value_name = "SECS",
+        default_value_t = DEFAULT_HEADER_READ_TIMEOUT.as_secs()
+    )]
     headers_timeout: u64,
 
     /// Fail requests slower to send their body
-    #[arg(long, env = "TOGGLE_ADMIN_BODY_TIMEOUT", value_name = "SECS",
-          default_value_t = DEFAULT_BODY_READ_TIMEOUT.as_secs())]
+    #[arg(
+        long,
+        env = "TOGGLE_ADMIN_BODY_TIMEOUT",
+        value_name = "SECS",
+        default_value_t = DEFAULT_BODY_READ_TIMEOUT.as_secs()
+    )]
     body_timeout: u64,
 
     /// At shutdown, the time left to requests in flight
-    #[arg(long, env = "SERVER_GRACEFUL_SHUTDOWN_TIMEOUT", value_name = "SECS",
-          default_value_t = DEFAULT_SHUTDOWN_DEADLINE.as_secs())]
+    #[arg(
+        long,
+        env = "SERVER_GRACEFUL_SHUTDOWN_TIMEOUT",
+        value_name = "SECS",
+        default_value_t = DEFAULT_SHUTDOWN_DEADLINE.as_secs()
+    )]
     shutdown_timeout: u64,
 
     /// Where the admin page is; off leaves it out
-    #[arg(long, env = "TOGGLE_ADMIN_UI_PATH", value_name = "PATH|off", default_value = DEFAULT_BASE_PATH)]
+    #[arg(
+        long,
+        env = "TOGGLE_ADMIN_UI_PATH",
+        value_name = "PATH|off",
+        default_value = DEFAULT_BASE_PATH
+    )]
     ui_path: String,
 
     /// The admin page's session cookie is Secure: over TLS (auto), always, never
-    #[arg(long, env = "TOGGLE_ADMIN_UI_SECURE_COOKIE", value_enum, default_value_t = CookieSecurity::Auto)]
+    #[arg(
+        long,
+        env = "TOGGLE_ADMIN_UI_SECURE_COOKIE",
+        value_name = "WHEN",
+        value_enum,
+        default_value_t = CookieSecurity::Auto
+    )]
     ui_secure_cookie: CookieSecurity,
 
     /// Gzip answers from this size when the client accepts it; off never
-    #[arg(long, env = "TOGGLE_ADMIN_COMPRESSION_MIN_SIZE", value_name = "BYTES|off",
-          value_parser = compression_min_size, default_value_t = MinSize(Some(DEFAULT_COMPRESSION_MIN_SIZE)))]
+    #[arg(
+        long,
+        env = "TOGGLE_ADMIN_COMPRESSION_MIN_SIZE",
+        value_name = "BYTES|off",
+        value_parser = compression_min_size,
+        default_value_t = MinSize(Some(DEFAULT_COMPRESSION_MIN_SIZE))
+    )]
     compression_min_size: MinSize,
 
     /// SDK streams open at once at most; more get 429
-    #[arg(long, env = "TOGGLE_ADMIN_MAX_STREAMS", value_name = "N",
-          default_value_t = PushConfig::default().max_streams)]
+    #[arg(
+        long,
+        env = "TOGGLE_ADMIN_MAX_STREAMS",
+        value_name = "N",
+        default_value_t = PushConfig::default().max_streams
+    )]
     max_streams: usize,
 
     /// SDK streams one API key may hold open; more get 429
-    #[arg(long, env = "TOGGLE_ADMIN_MAX_STREAMS_PER_KEY", value_name = "N",
-          default_value_t = PushConfig::default().max_streams_per_key)]
+    #[arg(
+        long,
+        env = "TOGGLE_ADMIN_MAX_STREAMS_PER_KEY",
+        value_name = "N",
+        default_value_t = PushConfig::default().max_streams_per_key
+    )]
     max_streams_per_key: usize,
 
     /// Delta events kept per scope (older clients hydrate)
-    #[arg(long, env = "TOGGLE_ADMIN_DELTA_HISTORY", value_name = "N", default_value_t = DEFAULT_HISTORY_EVENTS)]
+    #[arg(
+        long,
+        env = "TOGGLE_ADMIN_DELTA_HISTORY",
+        value_name = "N",
+        default_value_t = DEFAULT_HISTORY_EVENTS
+    )]
     delta_history: usize,
 
     /// Origins (comma-separated) browsers may call /api/frontend from; * for any
-    #[arg(long, env = "UNLEASH_FRONTEND_API_ORIGINS", value_name = "ORIGINS", default_value = "*")]
+    #[arg(
+        long,
+        env = "UNLEASH_FRONTEND_API_ORIGINS",
+        value_name = "ORIGINS",
+        default_value = "*"
+    )]
     frontend_origins: String,
 }
 
@@ -249,13 +316,6 @@ fn compression_min_size(value: &str) -> Result<MinSize, String> {
     }
 }
 
-/// Where the state lives.
-enum Store {
-    Memory,
-    Data(String),
-    Postgres(PostgresConfig),
-}
-
 impl ServeArgs {
     fn store(&self) -> Result<Store, String> {
         let StorageFlags {
@@ -272,9 +332,11 @@ impl ServeArgs {
         .flatten()
         .collect();
         match (data, postgres, chosen.as_slice()) {
-            (_, _, []) => Err("say where the state lives: --data DIR, --memory or --postgres URL \
+            (_, _, []) => Err(
+                "say where the state lives: --data DIR, --memory or --postgres URL \
                  (or TOGGLE_ADMIN_DATA, TOGGLE_ADMIN_MEMORY, DATABASE_URL); see --help"
-                .into()),
+                    .into(),
+            ),
             (Some(dir), _, ["--data"]) => Ok(Store::Data(dir.clone())),
             (_, _, ["--memory"]) => Ok(Store::Memory),
             (_, Some(url), ["--postgres"]) => Ok(Store::Postgres(self.postgres_config(url))),
@@ -350,11 +412,12 @@ impl ServeArgs {
     }
 
     fn push_config(&self) -> PushConfig {
-        let mut push = PushConfig::default();
-        push.max_streams = self.max_streams;
-        push.max_streams_per_key = self.max_streams_per_key;
-        push.history_events = self.delta_history;
-        push
+        PushConfig {
+            max_streams: self.max_streams,
+            max_streams_per_key: self.max_streams_per_key,
+            history_events: self.delta_history,
+            ..PushConfig::default()
+        }
     }
 
     /// The admin page's configuration; `None` for `--ui-path off`.
@@ -428,125 +491,6 @@ pub async fn run(args: ServeArgs) -> Result<(), String> {
     close();
     served.map_err(|e| format!("serving: {e}"))?;
     tracing::info!("stopped");
-    Ok(())
-}
-
-/// Called after the server stopped, to release the store (connections, locks).
-type Close = Box<dyn FnOnce() + Send>;
-
-async fn open(store: Store) -> Result<(ToggleAdmin, Close), String> {
-    match store {
-        Store::Memory => Ok((ToggleAdmin::new(MemoryStore::new()), Box::new(|| ()))),
-        Store::Data(dir) => {
-            let path = dir.clone();
-            let store = tokio::task::spawn_blocking(move || FileStore::open(path))
-                .await
-                .map_err(|e| format!("--data {dir}: opening the store failed: {e}"))?
-                .map_err(|e| format!("--data {dir}: {e}"))?;
-            let recovery = store.recovery();
-            if let Some(tail) = &recovery.truncated_tail {
-                tracing::warn!(
-                    offset = tail.offset,
-                    bytes = tail.bytes,
-                    reason = %tail.reason,
-                    "cut off the end of the journal that a crash left half-written"
-                );
-            }
-            tracing::info!(
-                dir = %dir,
-                snapshot_revision = recovery.snapshot_revision.0,
-                records_replayed = recovery.records_replayed,
-                "opened the FileStore"
-            );
-            let store = Arc::new(store);
-            let handle = Arc::clone(&store);
-            let report = Box::new(move || {
-                let stats = handle.stats();
-                tracing::info!(
-                    commits = stats.commits,
-                    batches = stats.batches,
-                    syncs = stats.syncs,
-                    compactions = stats.compactions,
-                    segments_created = stats.segments_created,
-                    inline_batches = stats.inline_batches,
-                    longest_batch_us = stats.longest_batch.as_micros() as u64,
-                    "closing the FileStore"
-                );
-            });
-            Ok((ToggleAdmin::from_arc(store), report))
-        }
-        Store::Postgres(config) => {
-            let store = PostgresStore::connect(config)
-                .await
-                .map_err(|e| format!("--postgres: {e}"))?;
-            let store = Arc::new(store);
-            let handle = Arc::clone(&store);
-            Ok((ToggleAdmin::from_arc(store), Box::new(move || handle.close())))
-        }
-    }
-}
-
-/// On a store without keys: the first admin key, then Unleash's stock environments and
-/// project. Returns the generated secret to print, if one was generated.
-async fn bootstrap(admin: &ToggleAdmin) -> Result<Option<String>, String> {
-    // The store already has keys: it was set up before.
-    if admin
-        .is_bootstrapped()
-        .await
-        .map_err(|e| format!("reading the store: {e}"))?
-    {
-        return Ok(None);
-    }
-    let chosen = std::env::var("TOGGLE_ADMIN_BOOTSTRAP_KEY")
-        .ok()
-        .filter(|s| !s.is_empty());
-    let created = match &chosen {
-        Some(secret) => admin.bootstrap_admin_key_with_secret("admin", secret).await,
-        None => admin.bootstrap_admin_key("admin").await,
-    };
-    let key = match created {
-        Ok(key) => key,
-        // Another instance bootstrapped it between the check and now.
-        Err(Error::NoAccess { .. }) => return Ok(None),
-        Err(error @ Error::Validation { .. }) if chosen.is_some() => {
-            return Err(format!("TOGGLE_ADMIN_BOOTSTRAP_KEY: {error}"));
-        }
-        Err(other) => return Err(format!("setting up the store: {other}")),
-    };
-    stock_setup(admin, &key.secret)
-        .await
-        .map_err(|e| format!("setting up the store: {e}"))?;
-    Ok(chosen.is_none().then_some(key.secret))
-}
-
-/// Unleash's stock environments and project, as the first admin key `secret`.
-async fn stock_setup(admin: &ToggleAdmin, secret: &str) -> Result<(), Error> {
-    let caller = admin.authenticate(Some(secret)).await?;
-    for name in ["development", "production"] {
-        let environment = Environment {
-            name: name.into(),
-            environment_type: name.into(),
-            ..Default::default()
-        };
-        match admin.create_environment(&caller, &environment).await {
-            Ok(_) | Err(Error::NameExists { .. }) => {}
-            Err(other) => return Err(other),
-        }
-    }
-    let project = NewProject {
-        id: "default".into(),
-        name: "Default".into(),
-        description: Some("Default project".into()),
-        environments: vec!["development".into(), "production".into()],
-        ..Default::default()
-    };
-    match admin.create_project(&caller, &project).await {
-        Ok(_) | Err(Error::NameExists { .. }) => {}
-        Err(other) => return Err(other),
-    }
-    tracing::info!(
-        "new store: created the first admin key, environments development and production, project default"
-    );
     Ok(())
 }
 

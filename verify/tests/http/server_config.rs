@@ -146,7 +146,10 @@ async fn usage_errors_exit_1_with_a_message() {
         (&["serve", "--memory", "--port"][..], "--port"),
         (&["serve", "--memory", "--body-limit", "lots"][..], "lots"),
         (&["serve", "--memory", "--ui-secure-cookie", "sometimes"][..], "sometimes"),
-        (&["serve", "--postgres", "x", "--postgres-connect-timeout", "0"][..], "0"),
+        (
+            &["serve", "--postgres", "x", "--postgres-connect-timeout", "0"][..],
+            "--postgres-connect-timeout",
+        ),
         (&["serve", "--memory", "--compression-min-size", "big"][..], "bytes, or off"),
         (&["no-such-command"][..], "no-such-command"),
         (&[][..], "Usage: toggle-admin"),
@@ -195,6 +198,41 @@ async fn two_storages_are_refused() {
         stderr.contains("choose one of --data, --memory"),
         "{stderr}"
     );
+}
+
+/// A storage flag on the command line wins over every storage variable (here a data
+/// directory that must stay untouched), and a variable set to the empty string counts as unset
+/// (an empty body limit is no parse error).
+#[tokio::test(flavor = "multi_thread")]
+async fn the_command_line_storage_overrides_the_environment_and_empty_variables_are_unset() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = dir.path().join("never-created");
+    let mut child = server(
+        &["--memory", "--addr", "127.0.0.1:0"],
+        &[
+            ("TOGGLE_ADMIN_DATA", data.to_str().unwrap()),
+            ("TOGGLE_ADMIN_BODY_LIMIT", ""),
+            ("TOGGLE_ADMIN_BOOTSTRAP_KEY", "an-operator-chosen-key-of-forty-characters"),
+        ],
+    )
+    .stdout(Stdio::piped())
+    .spawn()
+    .unwrap();
+    let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
+    let listening = tokio::time::timeout(Duration::from_secs(60), async {
+        while let Some(line) = lines.next_line().await.unwrap() {
+            if line.starts_with("listening on http://") {
+                return true;
+            }
+        }
+        false
+    })
+    .await
+    .expect("the server did not start listening in time");
+    assert!(listening, "the server exited before listening");
+    assert!(!data.exists(), "TOGGLE_ADMIN_DATA was used despite --memory");
+    child.start_kill().unwrap();
+    let _ = child.wait().await;
 }
 
 /// Configured by the environment alone (storage, host and port), the server serves the
