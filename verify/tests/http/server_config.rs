@@ -39,8 +39,7 @@ fn help_entries(help: &str) -> Vec<(String, String)> {
     let mut entries: Vec<(String, String)> = Vec::new();
     for line in help.lines() {
         let trimmed = line.trim_start();
-        if trimmed.starts_with("--") || trimmed.starts_with("-h, ") || trimmed.starts_with("-V, ")
-        {
+        if trimmed.starts_with("--") || trimmed.starts_with("-h, ") || trimmed.starts_with("-V, ") {
             let flag = trimmed
                 .trim_start_matches("-h, ")
                 .trim_start_matches("-V, ")
@@ -59,10 +58,13 @@ fn help_entries(help: &str) -> Vec<(String, String)> {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn help_lists_every_flag_with_its_environment_variable() {
-    let output = server(&["--help"], &[("DATABASE_URL", "postgres://u:secret-pw@db/x")])
-        .output()
-        .await
-        .unwrap();
+    let output = server(
+        &["--help"],
+        &[("DATABASE_URL", "postgres://u:secret-pw@db/x")],
+    )
+    .output()
+    .await
+    .unwrap();
     assert_eq!(output.status.code(), Some(0), "{output:?}");
     let help = String::from_utf8_lossy(&output.stdout);
     assert!(help.contains("Usage: toggle-admin serve"), "{help}");
@@ -103,10 +105,26 @@ async fn help_lists_every_flag_with_its_environment_variable() {
     }
     // The second variable of --port, and the defaults as the library has them.
     let entry = |flag: &str| &entries.iter().find(|(name, _)| name == flag).unwrap().1;
-    assert!(entry("--port").contains("PORT is read too"), "{}", entry("--port"));
-    assert!(entry("--addr").contains("[default: 127.0.0.1:4242]"), "{}", entry("--addr"));
-    assert!(entry("--ui-path").contains("[default: /admin]"), "{}", entry("--ui-path"));
-    assert!(entry("--body-limit").contains("[default: 16777216]"), "{}", entry("--body-limit"));
+    assert!(
+        entry("--port").contains("PORT is read too"),
+        "{}",
+        entry("--port")
+    );
+    assert!(
+        entry("--addr").contains("[default: 127.0.0.1:4242]"),
+        "{}",
+        entry("--addr")
+    );
+    assert!(
+        entry("--ui-path").contains("[default: /admin]"),
+        "{}",
+        entry("--ui-path")
+    );
+    assert!(
+        entry("--body-limit").contains("[default: 16777216]"),
+        "{}",
+        entry("--body-limit")
+    );
     // A variable's value is never shown: a database URL holds a password.
     assert!(!help.contains("secret-pw"), "{help}");
     assert!(help.contains("TOGGLE_ADMIN_BOOTSTRAP_KEY"), "{help}");
@@ -142,15 +160,30 @@ async fn version_prints_the_package_version() {
 #[tokio::test(flavor = "multi_thread")]
 async fn usage_errors_exit_1_with_a_message() {
     for (args, says) in [
-        (&["serve", "--memory", "--no-such-flag"][..], "--no-such-flag"),
+        (
+            &["serve", "--memory", "--no-such-flag"][..],
+            "--no-such-flag",
+        ),
         (&["serve", "--memory", "--port"][..], "--port"),
         (&["serve", "--memory", "--body-limit", "lots"][..], "lots"),
-        (&["serve", "--memory", "--ui-secure-cookie", "sometimes"][..], "sometimes"),
         (
-            &["serve", "--postgres", "x", "--postgres-connect-timeout", "0"][..],
+            &["serve", "--memory", "--ui-secure-cookie", "sometimes"][..],
+            "sometimes",
+        ),
+        (
+            &[
+                "serve",
+                "--postgres",
+                "x",
+                "--postgres-connect-timeout",
+                "0",
+            ][..],
             "--postgres-connect-timeout",
         ),
-        (&["serve", "--memory", "--compression-min-size", "big"][..], "bytes, or off"),
+        (
+            &["serve", "--memory", "--compression-min-size", "big"][..],
+            "bytes, or off",
+        ),
         (&["no-such-command"][..], "no-such-command"),
         (&[][..], "Usage: toggle-admin"),
     ] {
@@ -212,7 +245,10 @@ async fn the_command_line_storage_overrides_the_environment_and_empty_variables_
         &[
             ("TOGGLE_ADMIN_DATA", data.to_str().unwrap()),
             ("TOGGLE_ADMIN_BODY_LIMIT", ""),
-            ("TOGGLE_ADMIN_BOOTSTRAP_KEY", "an-operator-chosen-key-of-forty-characters"),
+            (
+                "TOGGLE_ADMIN_BOOTSTRAP_KEY",
+                "an-operator-chosen-key-of-forty-characters",
+            ),
         ],
     )
     .stdout(Stdio::piped())
@@ -230,7 +266,10 @@ async fn the_command_line_storage_overrides_the_environment_and_empty_variables_
     .await
     .expect("the server did not start listening in time");
     assert!(listening, "the server exited before listening");
-    assert!(!data.exists(), "TOGGLE_ADMIN_DATA was used despite --memory");
+    assert!(
+        !data.exists(),
+        "TOGGLE_ADMIN_DATA was used despite --memory"
+    );
     child.start_kill().unwrap();
     let _ = child.wait().await;
 }
