@@ -2,7 +2,7 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use super::{Role, RolePermission, RoleType};
+use crate::model::{Role, RolePermission, RoleType};
 use crate::error::{Error, ErrorDetail, Result};
 use crate::model::Permission;
 use crate::model::{ProjectAccessConfiguration, RoleAccess};

@@ -3,7 +3,7 @@
 
 use std::collections::BTreeSet;
 
-use super::{Group, Role};
+use crate::model::{Group, Role};
 use crate::model::Grant;
 use crate::model::ProjectAccessConfiguration;
 

@@ -4,7 +4,8 @@ use super::records::{
     ContextFieldRecord, TagTypeRecord, encode, strategy_definition_key, tag_type_key,
 };
 use super::{Need, Permit, ToggleAdmin};
-use crate::auth::{Caller, Permission};
+use crate::auth::Caller;
+use crate::model::Permission;
 use crate::error::{Error, Result};
 use crate::import::is_builtin_strategy;
 use crate::model::{ContextField, StrategyDefinition, TagType};

@@ -6,7 +6,8 @@ use chrono::Utc;
 use super::permit::expired;
 use super::records::{api_key_key, decode};
 use super::{Authority, ToggleAdmin};
-use crate::auth::{ApiKeyInfo, Caller, KeyAccess};
+use crate::auth::Caller;
+use crate::model::{ApiKeyInfo, KeyAccess};
 use crate::error::{Error, Result};
 use crate::store::{Key, Revision};
 

@@ -10,7 +10,8 @@ use unleash_types::client_metrics::{ClientMetrics, MetricBucket, MetricsMetadata
 
 use super::ToggleAdmin;
 use super::client_scope::client_key_basis;
-use crate::auth::{Caller, ClientKeyType, KeyAccess};
+use crate::auth::Caller;
+use crate::model::{ClientKeyType, KeyAccess};
 use crate::error::{Error, Result};
 use crate::model::{BulkMetrics, EdgeToken, EdgeTokenType};
 

@@ -11,7 +11,8 @@ use super::records::{
 };
 use super::records::{feature_not_found, project_not_found};
 use super::{Need, ToggleAdmin};
-use crate::auth::{Caller, Permission};
+use crate::auth::Caller;
+use crate::model::Permission;
 use crate::error::{Error, Result};
 use crate::model::ArchivedFeatures;
 use crate::model::NewFeature;

@@ -4,7 +4,8 @@ use super::records::{
     SequenceRecord, decode_opt, encode, project_key, segment_key, segment_sequence_key,
 };
 use super::{Need, ToggleAdmin};
-use crate::auth::{Caller, Permission};
+use crate::auth::Caller;
+use crate::model::Permission;
 use crate::error::{Error, Result};
 use crate::import::{Issues, check_constraints};
 use crate::model::{NewSegment, Segment};

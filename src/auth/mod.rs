@@ -39,8 +39,7 @@ pub(crate) use secret::{
     constant_time_eq, hash_secret, new_client_secret, new_secret, verifier_of,
 };
 
-/// Moved to [`crate::model`]; this path stays for one release and will then be removed.
-pub use crate::model::{ApiKeyInfo, ClientKeyType, Grant, KeyAccess, Permission};
+use crate::model::{ApiKeyInfo, Permission};
 
 /// A newly created key: its description and its secret, which is shown only this once.
 #[derive(Clone, PartialEq, Eq)]

@@ -14,7 +14,8 @@ use utoipa_axum::routes;
 use super::error::HttpResult;
 use super::extract::{AnyKey, QueryParams};
 use crate::ToggleAdmin;
-use crate::admin::{ClientFeaturesQuery, DeltaAnswer};
+use crate::admin::DeltaAnswer;
+use crate::model::ClientFeaturesQuery;
 use crate::error::Error;
 
 pub(crate) fn routes() -> OpenApiRouter<ToggleAdmin> {

@@ -7,7 +7,7 @@ use axum::http::StatusCode;
 use super::error::{HttpResult, Json};
 use super::extract::{Authenticated, JsonValue};
 use crate::ToggleAdmin;
-use crate::import::ImportValidation;
+use crate::model::ImportValidation;
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 

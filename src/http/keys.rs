@@ -110,7 +110,7 @@ impl TokenView {
                 None,
             ),
             KeyAccess::Grants { grants } => {
-                let scope = |of: fn(&crate::auth::Grant) -> Option<&str>| {
+                let scope = |of: fn(&crate::model::Grant) -> Option<&str>| {
                     let mut names: Vec<String> = Vec::new();
                     for grant in grants {
                         match of(grant) {

@@ -8,7 +8,7 @@ use serde_json::Value;
 use super::error::{HttpResult, Json};
 use super::extract::{Authenticated, JsonBody, Params};
 use crate::ToggleAdmin;
-use crate::admin::{ArchivedFeatures, NewFeature, NewProject};
+use crate::model::{ArchivedFeatures, NewFeature, NewProject};
 use crate::model::{Environment, Feature, Project};
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
@@ -152,7 +152,7 @@ async fn add_project_environment(
     path = "/api/admin/projects/{projectId}/features",
     tag = "projects",
     params(super::openapi::ProjectPath),
-    request_body(content = crate::admin::NewFeature, description = "The feature to create.", content_type = "application/json"),
+    request_body(content = crate::model::NewFeature, description = "The feature to create.", content_type = "application/json"),
     responses(
         (status = 201, description = "The feature created.", body = Feature),
         super::openapi::BodyErrors

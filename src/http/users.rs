@@ -25,7 +25,7 @@ pub(crate) fn routes() -> OpenApiRouter<ToggleAdmin> {
     post,
     path = "/api/admin/user-admin",
     tag = "access",
-    request_body(content = crate::admin::NewUser, description = "The user to create.", content_type = "application/json"),
+    request_body(content = crate::model::NewUser, description = "The user to create.", content_type = "application/json"),
     responses(
         (status = 201, description = "The user created.", body = crate::User),
         super::openapi::BodyErrors
@@ -202,7 +202,7 @@ async fn read_group(
     post,
     path = "/api/admin/roles",
     tag = "access",
-    request_body(content = crate::admin::NewRole, description = "The custom project role to create.", content_type = "application/json"),
+    request_body(content = crate::model::NewRole, description = "The custom project role to create.", content_type = "application/json"),
     responses(
         (status = 201, description = "The role created.", body = crate::Role),
         super::openapi::BodyErrors

@@ -11,9 +11,8 @@ use super::check::{
 use super::members::{Members, check_members};
 use super::parse::{Payload, parse};
 use super::strategy::default_strategy;
-use super::{
-    FeatureEnvironmentState, ImportPlan, ImportReport, Issues, Outcome, PlannedEvent, Snapshot,
-};
+use super::{FeatureEnvironmentState, ImportPlan, Issues, Outcome, PlannedEvent, Snapshot};
+use crate::model::ImportReport;
 use crate::model::Json;
 use crate::model::Permission;
 use crate::model::{ContextField, FeatureStrategy};

@@ -14,7 +14,7 @@ use serde_json::Value;
 use super::layout::{self, Page, error_box};
 use super::session::Signed;
 use super::{Ui, csrf};
-use crate::import::ValidationItem;
+use crate::model::ValidationItem;
 use crate::model::{Environment, ExportQuery, Project};
 
 /// What the import form holds.

@@ -11,7 +11,8 @@ use super::fields::Fields;
 use super::layout::{self, Page, seg};
 use super::session::Signed;
 use super::{Ui, csrf};
-use crate::auth::{KeyAccess, NewApiKey};
+use crate::auth::NewApiKey;
+use crate::model::KeyAccess;
 use crate::error::Error;
 
 fn access_text(access: &KeyAccess) -> String {

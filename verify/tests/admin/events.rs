@@ -3,7 +3,7 @@
 
 use serde_json::{Value, json};
 use toggle_admin::access::OWNER_ROLE;
-use toggle_admin::admin::{NewFeature, NewGroup, NewRole, NewUser};
+use toggle_admin::model::{NewFeature, NewGroup, NewRole, NewUser};
 use toggle_admin::model::{
     Application, Environment, Project, ProjectAccessConfiguration, RoleAccess,
 };

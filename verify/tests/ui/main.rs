@@ -8,7 +8,7 @@ use axum::http::{Method, Request, StatusCode, header};
 use http_body_util::BodyExt;
 use serde_json::json;
 use toggle_admin::access::{OWNER_ROLE, VIEWER_ROLE};
-use toggle_admin::admin::{NewFeature, NewUser};
+use toggle_admin::model::{NewFeature, NewUser};
 use toggle_admin::model::{Application, Environment, Project};
 use toggle_admin::ui::{CONTENT_SECURITY_POLICY, SecureCookie, UiConfig};
 use toggle_admin::{Caller, KeyAccess, MemoryStore, ToggleAdmin};
