@@ -52,3 +52,17 @@ pub struct TagType {
     #[serde(flatten, default, skip_serializing_if = "Map::is_empty")]
     pub extra: Map<String, Value>,
 }
+
+/// A feature's tag as Unleash lists it: with its tag type's colour (`null` when the type
+/// has none).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[cfg_attr(feature = "http", derive(utoipa::ToSchema))]
+pub struct ColoredTag {
+    /// The tag's value.
+    pub value: String,
+    /// The tag type's name.
+    #[serde(rename = "type")]
+    pub tag_type: String,
+    /// The tag type's colour, `#RRGGBB`.
+    pub color: Option<String>,
+}
