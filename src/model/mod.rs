@@ -125,8 +125,7 @@ pub(crate) mod nullable_timestamp {
 
 /// `with` module for a timestamp written as Unleash writes API tokens' dates: always with
 /// milliseconds, finer precision cut (`2024-01-01T00:00:00.000Z`). Only the HTTP API's key
-/// listings write it.
-#[cfg(feature = "http")]
+/// views write it.
 pub(crate) mod millis_timestamp {
     use chrono::{DateTime, SecondsFormat, Utc};
     use serde::Serializer;
