@@ -139,11 +139,13 @@ mod context;
 mod delta;
 mod dependencies;
 mod edge;
+mod environments;
 mod error;
 mod events;
 mod export;
 mod extract;
 mod feature_environments;
+mod features;
 mod frontend;
 mod import;
 mod keys;
@@ -302,6 +304,8 @@ fn api(frontend_origins: &[String]) -> OpenApiRouter<ToggleAdmin> {
     [
         variants::routes(),
         projects::routes(),
+        environments::routes(),
+        features::routes(),
         keys::routes(),
         events::routes(),
         access::routes(),
