@@ -44,12 +44,12 @@ use std::process::ExitCode;
 use std::time::Duration;
 
 use metrics_exporter_prometheus::PrometheusBuilder;
-use toggle_admin::model::NewProject;
 use toggle_admin::http::{
     DEFAULT_BODY_LIMIT, DEFAULT_BODY_READ_TIMEOUT, DEFAULT_COMPRESSION_MIN_SIZE,
     DEFAULT_HEADER_READ_TIMEOUT, DEFAULT_REQUEST_TIMEOUT, DEFAULT_SHUTDOWN_DEADLINE, RouterConfig,
 };
 use toggle_admin::model::Environment;
+use toggle_admin::model::NewProject;
 use toggle_admin::store::FileStore;
 use toggle_admin::{Error, MemoryStore, ToggleAdmin};
 

@@ -10,9 +10,9 @@ use super::users::{group_key, role_key, user_key};
 use super::{Authority, Need, Permit, ToggleAdmin};
 use crate::access::{self, AccessChange, KnownIds};
 use crate::auth::Caller;
-use crate::model::{Grant, Permission};
 use crate::error::{Error, Result};
 use crate::model::ProjectAccessConfiguration;
+use crate::model::{Grant, Permission};
 use crate::model::{Group, Role, RoleType, User};
 use crate::store::{Collection, Key, Revision};
 

@@ -8,8 +8,8 @@ use super::records::{decode_opt, encode};
 use super::users::decode_listing;
 use super::{Authority, Need, Permit, ToggleAdmin};
 use crate::auth::Caller;
-use crate::model::Permission;
 use crate::error::{Error, ErrorDetail, Result};
+use crate::model::Permission;
 use crate::model::{Application, ApplicationLinks};
 use crate::store::{Collection, Key};
 

@@ -5,9 +5,9 @@ use super::records::{
 };
 use super::{Need, Permit, ToggleAdmin};
 use crate::auth::Caller;
-use crate::model::Permission;
 use crate::error::{Error, Result};
 use crate::import::is_builtin_strategy;
+use crate::model::Permission;
 use crate::model::{ContextField, StrategyDefinition, TagType};
 use crate::names::{MAX_NAME, display_name_problem, name_problem};
 use crate::store::{Json, Key};

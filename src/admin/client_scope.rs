@@ -7,8 +7,8 @@ use super::permit::expired;
 use super::records::{api_key_key, decode};
 use super::{Authority, ToggleAdmin};
 use crate::auth::Caller;
-use crate::model::{ApiKeyInfo, KeyAccess};
 use crate::error::{Error, Result};
+use crate::model::{ApiKeyInfo, KeyAccess};
 use crate::store::{Key, Revision};
 
 /// The environment a key that is not a client key reads the client API in, as in Unleash.

@@ -11,10 +11,10 @@ use super::records::{
 use super::tags::check_feature;
 use super::{Need, ToggleAdmin};
 use crate::auth::Caller;
-use crate::model::Permission;
 use crate::error::{Error, Result};
 use crate::import::{dependency_problem, normalise_dependency, upsert};
 use crate::model::ParentDependency;
+use crate::model::Permission;
 use crate::store::Collection;
 
 impl ToggleAdmin {

@@ -6,8 +6,8 @@ use super::records::{
 };
 use super::{Need, ToggleAdmin};
 use crate::auth::Caller;
-use crate::model::Permission;
 use crate::error::{Error, Result};
+use crate::model::Permission;
 use crate::model::{Environment, Project};
 use crate::names::{MAX_NAME, display_name_problem, name_problem};
 use crate::store::Collection;

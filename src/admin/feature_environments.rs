@@ -14,9 +14,9 @@ use super::records::{
 };
 use super::{Need, ToggleAdmin};
 use crate::auth::Caller;
-use crate::model::Permission;
 use crate::error::{Error, Result};
 use crate::import::{Issues, StrategyContext, default_strategy, normalise_strategy};
+use crate::model::Permission;
 use crate::model::{ContextField, FeatureStrategy, Segment, StrategyDefinition, StrategySortOrder};
 
 /// The most strategies a feature may have in one environment (Unleash's default limit).

@@ -5,9 +5,9 @@ use super::records::{
 };
 use super::{Need, ToggleAdmin};
 use crate::auth::Caller;
-use crate::model::Permission;
 use crate::error::{Error, Result};
 use crate::import::{Issues, check_constraints};
+use crate::model::Permission;
 use crate::model::{NewSegment, Segment};
 use crate::names::{MAX_NAME, display_name_problem};
 use crate::store::Revision;

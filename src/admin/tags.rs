@@ -9,9 +9,9 @@ use super::records::{
 use super::records::{feature_not_found, project_not_found};
 use super::{Need, ToggleAdmin};
 use crate::auth::Caller;
-use crate::model::Permission;
 use crate::error::{Error, Result};
 use crate::import::{SIMPLE_TAG_TYPE, tag_value_problem};
+use crate::model::Permission;
 use crate::model::Tag;
 
 impl ToggleAdmin {

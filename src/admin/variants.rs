@@ -14,8 +14,8 @@ use super::variant_records::{decode_text, next_list, read_target};
 use super::variant_writers::{Outcome, Target as WriteTarget, VariantsChange, Writer, echo};
 use super::{Authority, MAX_ATTEMPTS, Need, Permit, ToggleAdmin, contention, stored_text};
 use crate::auth::Caller;
-use crate::model::Permission;
 use crate::error::{Error, Result};
+use crate::model::Permission;
 use crate::model::{FeatureVariants, Json, Variant};
 use crate::store::{ChangeSet, Key, StoreError};
 

@@ -17,8 +17,8 @@ use utoipa_axum::routes;
 use super::error::HttpResult;
 use super::extract::{AnyKey, Authenticated, JsonValue, Params, QueryParams};
 use crate::ToggleAdmin;
-use crate::model::ClientFeaturesQuery;
 use crate::error::Error;
+use crate::model::ClientFeaturesQuery;
 
 pub(crate) fn routes() -> OpenApiRouter<ToggleAdmin> {
     OpenApiRouter::new()

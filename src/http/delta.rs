@@ -15,8 +15,8 @@ use super::error::HttpResult;
 use super::extract::{AnyKey, QueryParams};
 use crate::ToggleAdmin;
 use crate::admin::DeltaAnswer;
-use crate::model::ClientFeaturesQuery;
 use crate::error::Error;
+use crate::model::ClientFeaturesQuery;
 
 pub(crate) fn routes() -> OpenApiRouter<ToggleAdmin> {
     OpenApiRouter::new().routes(routes!(delta))

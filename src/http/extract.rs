@@ -473,7 +473,9 @@ impl LaterBody {
     /// `application/json-patch+json`), for [`decode_patch`](crate::variants::decode_patch)
     /// to check strictly.
     pub(crate) async fn patch(self) -> Result<Value, HttpError> {
-        Ok(decode_json(&read_body(self.0, &(), Accept::JsonOrPatch).await?)?)
+        Ok(decode_json(
+            &read_body(self.0, &(), Accept::JsonOrPatch).await?,
+        )?)
     }
 
     /// Any JSON body: see [`JsonValue`].

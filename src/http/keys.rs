@@ -25,9 +25,7 @@ use super::extract::{Authenticated, JsonBody, Params};
 use crate::admin::token_access;
 use crate::auth::NewApiKey;
 use crate::error::{Error, ErrorDetail};
-use crate::model::{
-    ApiKeyBody, ApiKeyView, KeyAccess, PersonalApiKeyBody, PersonalApiKeyView,
-};
+use crate::model::{ApiKeyBody, ApiKeyView, KeyAccess, PersonalApiKeyBody, PersonalApiKeyView};
 use crate::{Caller, ToggleAdmin};
 
 pub(crate) fn routes() -> OpenApiRouter<ToggleAdmin> {

@@ -69,8 +69,7 @@ use crate::error::{Error, ErrorDetail};
 use crate::model::Permission;
 use crate::model::{
     ContextField, FeatureStrategy, ImportReport, ParentDependency, Project, Segment,
-    StrategyDefinition, Tag,
-    TagType, Variant,
+    StrategyDefinition, Tag, TagType, Variant,
 };
 
 /// Problems and warnings found so far.

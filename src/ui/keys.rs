@@ -12,8 +12,8 @@ use super::layout::{self, Page, seg};
 use super::session::Signed;
 use super::{Ui, csrf};
 use crate::auth::NewApiKey;
-use crate::model::KeyAccess;
 use crate::error::Error;
+use crate::model::KeyAccess;
 
 fn access_text(access: &KeyAccess) -> String {
     match access {
