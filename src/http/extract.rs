@@ -77,7 +77,7 @@ impl<S: Send + Sync> FromRequestParts<S> for KeySecret {
 pub(crate) async fn permit_sdk(
     parts: &Parts,
     admin: &ToggleAdmin,
-) -> std::result::Result<crate::admin::Permit, ApiError> {
+) -> std::result::Result<crate::admin::Permit, HttpError> {
     Ok(admin.permit_sdk(secret_of(parts)?).await?)
 }
 
