@@ -8,8 +8,8 @@
 
 use serde_json::json;
 use toggle_admin::access::{MEMBER_ROLE, OWNER_ROLE, VIEWER_ROLE};
-use toggle_admin::admin::{NewFeature, NewGroup, NewUser};
 use toggle_admin::model::{Environment, Project, ProjectAccessConfiguration, RoleAccess};
+use toggle_admin::model::{NewFeature, NewGroup, NewUser};
 use toggle_admin::{KeyAccess, MemoryStore, ToggleAdmin};
 
 #[tokio::main(flavor = "current_thread")]

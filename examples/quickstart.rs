@@ -11,7 +11,7 @@
 use std::path::{Path, PathBuf};
 
 use serde_json::json;
-use toggle_admin::admin::NewFeature;
+use toggle_admin::model::NewFeature;
 use toggle_admin::model::{Environment, Project};
 use toggle_admin::store::FileStore;
 use toggle_admin::{Caller, Error, MemoryStore, ToggleAdmin};

@@ -13,8 +13,8 @@
 use axum::Router;
 use axum::http::StatusCode;
 use axum::routing::get;
-use toggle_admin::admin::NewProject;
 use toggle_admin::model::Environment;
+use toggle_admin::model::NewProject;
 use toggle_admin::{MemoryStore, ToggleAdmin};
 
 #[tokio::main]

@@ -11,7 +11,7 @@ use axum::body::Body;
 use axum::http::{Method, Request};
 use http_body_util::BodyExt;
 use libfuzzer_sys::fuzz_target;
-use toggle_admin::admin::NewFeature;
+use toggle_admin::model::NewFeature;
 use toggle_admin::model::{Environment, Project};
 use std::sync::OnceLock;
 

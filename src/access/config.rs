@@ -2,10 +2,10 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use super::{Role, RolePermission, RoleType};
 use crate::error::{Error, ErrorDetail, Result};
 use crate::model::Permission;
 use crate::model::{ProjectAccessConfiguration, RoleAccess};
+use crate::model::{Role, RolePermission, RoleType};
 
 /// What exists, as far as a configuration refers to it: the type of each known role, and
 /// the user and group ids that exist. Ids absent here are unknown.

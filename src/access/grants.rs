@@ -3,9 +3,9 @@
 
 use std::collections::BTreeSet;
 
-use super::{Group, Role};
 use crate::model::Grant;
 use crate::model::ProjectAccessConfiguration;
+use crate::model::{Group, Role};
 
 /// The ids of the roles `user` holds under `config`: those it is assigned directly, and
 /// those assigned to any group in `groups` it is a member of. `groups` may hold any groups

@@ -19,10 +19,7 @@ mod grants;
 #[cfg(test)]
 mod tests;
 
-use crate::model::Permission;
-
-/// Moved to [`crate::model`]; this path stays for one release and will then be removed.
-pub use crate::model::{Group, Role, RolePermission, RoleType, User};
+use crate::model::{Permission, Role, RolePermission, RoleType};
 
 pub use config::{
     AccessChange, KnownIds, escalation_requirements, normalise, validate_configuration,

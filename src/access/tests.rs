@@ -4,7 +4,7 @@ use chrono::Utc;
 
 use super::*;
 use crate::model::Grant;
-use crate::model::{ProjectAccessConfiguration, RoleAccess};
+use crate::model::{Group, ProjectAccessConfiguration, RoleAccess};
 
 fn role(id: i64, groups: &[i64], users: &[i64]) -> RoleAccess {
     RoleAccess {

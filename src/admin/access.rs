@@ -9,9 +9,10 @@ use super::records::{decode_opt, encode, project_key, revision_of};
 use super::users::{group_key, role_key, user_key};
 use super::{Authority, Need, Permit, ToggleAdmin};
 use crate::access::{self, AccessChange, KnownIds};
-use crate::auth::{Caller, Grant, Permission};
+use crate::auth::Caller;
 use crate::error::{Error, Result};
 use crate::model::ProjectAccessConfiguration;
+use crate::model::{Grant, Permission};
 use crate::model::{Group, Role, RoleType, User};
 use crate::store::{Collection, Key, Revision};
 
@@ -69,7 +70,7 @@ impl ToggleAdmin {
     /// ```
     /// # #[tokio::main(flavor = "current_thread")]
     /// # async fn main() -> Result<(), Box<dyn std::error::Error>> {
-    /// # use toggle_admin::{MemoryStore, ToggleAdmin, model::{Environment, Project}, admin::NewFeature};
+    /// # use toggle_admin::{MemoryStore, ToggleAdmin, model::{Environment, NewFeature, Project}};
     /// # let admin = ToggleAdmin::new(MemoryStore::new());
     /// # let key = admin.bootstrap_admin_key("ops").await?;
     /// # let caller = admin.authenticate(Some(&key.secret)).await?;
@@ -82,7 +83,7 @@ impl ToggleAdmin {
     /// # }).await?;
     /// use toggle_admin::access::{MEMBER_ROLE, OWNER_ROLE};
     /// use toggle_admin::model::{ProjectAccessConfiguration, RoleAccess};
-    /// let alice = admin.create_user(&caller, &toggle_admin::admin::NewUser {
+    /// let alice = admin.create_user(&caller, &toggle_admin::model::NewUser {
     ///     email: Some("alice@example.com".into()), ..Default::default()
     /// }).await?;
     /// // Roles by id: the built-in project roles are `OWNER_ROLE` (4) and `MEMBER_ROLE` (5).

@@ -7,8 +7,9 @@
 use super::records::{decode_opt, encode};
 use super::users::decode_listing;
 use super::{Authority, Need, Permit, ToggleAdmin};
-use crate::auth::{Caller, Permission};
+use crate::auth::Caller;
 use crate::error::{Error, ErrorDetail, Result};
+use crate::model::Permission;
 use crate::model::{Application, ApplicationLinks};
 use crate::store::{Collection, Key};
 
@@ -145,7 +146,7 @@ impl ToggleAdmin {
     /// ```
     /// # #[tokio::main(flavor = "current_thread")]
     /// # async fn main() -> Result<(), Box<dyn std::error::Error>> {
-    /// # use toggle_admin::{MemoryStore, ToggleAdmin, model::{Environment, Project}, admin::NewFeature};
+    /// # use toggle_admin::{MemoryStore, ToggleAdmin, model::{Environment, NewFeature, Project}};
     /// # let admin = ToggleAdmin::new(MemoryStore::new());
     /// # let key = admin.bootstrap_admin_key("ops").await?;
     /// # let caller = admin.authenticate(Some(&key.secret)).await?;

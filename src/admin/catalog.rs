@@ -4,9 +4,10 @@ use super::records::{
     ContextFieldRecord, TagTypeRecord, encode, strategy_definition_key, tag_type_key,
 };
 use super::{Need, Permit, ToggleAdmin};
-use crate::auth::{Caller, Permission};
+use crate::auth::Caller;
 use crate::error::{Error, Result};
 use crate::import::is_builtin_strategy;
+use crate::model::Permission;
 use crate::model::{ContextField, StrategyDefinition, TagType};
 use crate::names::{MAX_NAME, display_name_problem, name_problem};
 use crate::store::{Json, Key};

@@ -6,8 +6,9 @@ use chrono::Utc;
 use super::permit::expired;
 use super::records::{api_key_key, decode};
 use super::{Authority, ToggleAdmin};
-use crate::auth::{ApiKeyInfo, Caller, KeyAccess};
+use crate::auth::Caller;
 use crate::error::{Error, Result};
+use crate::model::{ApiKeyInfo, KeyAccess};
 use crate::store::{Key, Revision};
 
 /// The environment a key that is not a client key reads the client API in, as in Unleash.

@@ -5,10 +5,11 @@ use chrono::Utc;
 use super::catalog::context_field_view;
 use super::records::{ContextFieldRecord, context_field_key, encode};
 use super::{Need, ToggleAdmin};
-use crate::auth::{Caller, Permission};
+use crate::auth::Caller;
 use crate::error::{Error, ErrorDetail, Result};
 use crate::import::is_builtin_context_field;
 use crate::model::ContextField;
+use crate::model::Permission;
 use crate::names::name_problem;
 
 impl ToggleAdmin {

@@ -10,10 +10,11 @@ use super::records::{
 };
 use super::tags::check_feature;
 use super::{Need, ToggleAdmin};
-use crate::auth::{Caller, Permission};
+use crate::auth::Caller;
 use crate::error::{Error, Result};
 use crate::import::{dependency_problem, normalise_dependency, upsert};
 use crate::model::ParentDependency;
+use crate::model::Permission;
 use crate::store::Collection;
 
 impl ToggleAdmin {

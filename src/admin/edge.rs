@@ -10,9 +10,10 @@ use unleash_types::client_metrics::{ClientMetrics, MetricBucket, MetricsMetadata
 
 use super::ToggleAdmin;
 use super::client_scope::client_key_basis;
-use crate::auth::{Caller, ClientKeyType, KeyAccess};
+use crate::auth::Caller;
 use crate::error::{Error, Result};
 use crate::model::{BulkMetrics, EdgeToken, EdgeTokenType};
+use crate::model::{ClientKeyType, KeyAccess};
 
 impl ToggleAdmin {
     /// The valid tokens among `tokens`, in the order given, each with its type and

@@ -5,8 +5,9 @@ use super::records::{
     project_not_found,
 };
 use super::{Need, ToggleAdmin};
-use crate::auth::{Caller, Permission};
+use crate::auth::Caller;
 use crate::error::{Error, Result};
+use crate::model::Permission;
 use crate::model::{Environment, Project};
 use crate::names::{MAX_NAME, display_name_problem, name_problem};
 use crate::store::Collection;

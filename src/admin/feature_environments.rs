@@ -13,9 +13,10 @@ use super::records::{
     feature_environment_keys,
 };
 use super::{Need, ToggleAdmin};
-use crate::auth::{Caller, Permission};
+use crate::auth::Caller;
 use crate::error::{Error, Result};
 use crate::import::{Issues, StrategyContext, default_strategy, normalise_strategy};
+use crate::model::Permission;
 use crate::model::{ContextField, FeatureStrategy, Segment, StrategyDefinition, StrategySortOrder};
 
 /// The most strategies a feature may have in one environment (Unleash's default limit).

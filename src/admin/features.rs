@@ -11,10 +11,11 @@ use super::records::{
 };
 use super::records::{feature_not_found, project_not_found};
 use super::{Need, ToggleAdmin};
-use crate::auth::{Caller, Permission};
+use crate::auth::Caller;
 use crate::error::{Error, Result};
 use crate::model::ArchivedFeatures;
 use crate::model::NewFeature;
+use crate::model::Permission;
 use crate::model::{
     Environment, Feature, FeatureEnvironment, FeatureStrategy, ParentDependency, Project,
 };

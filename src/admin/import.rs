@@ -18,10 +18,12 @@ use super::{Need, ToggleAdmin, event};
 use crate::auth::Caller;
 use crate::error::{Error, Result};
 use crate::import::{
-    ExistingFeature, ImportReport, ImportValidation, ImportWrites, Outcome, Snapshot,
-    ValidationItem, items_of, permission_display_name, plan, preview, unleash_findings,
+    ExistingFeature, ImportWrites, Outcome, Snapshot, items_of, permission_display_name, plan,
+    preview, unleash_findings,
 };
-use crate::model::{FeatureUser, ImportBody, ImportMode, ImportPlan};
+use crate::model::{
+    FeatureUser, ImportBody, ImportMode, ImportPlan, ImportReport, ImportValidation, ValidationItem,
+};
 use crate::store::{ChangeSet, Collection};
 
 /// What an import read: the snapshot for the domain, and the features' records as stored.
@@ -37,7 +39,7 @@ impl ToggleAdmin {
     /// ```
     /// # #[tokio::main(flavor = "current_thread")]
     /// # async fn main() -> Result<(), Box<dyn std::error::Error>> {
-    /// # use toggle_admin::{MemoryStore, ToggleAdmin, model::{Environment, Project}, admin::NewFeature};
+    /// # use toggle_admin::{MemoryStore, ToggleAdmin, model::{Environment, NewFeature, Project}};
     /// # let admin = ToggleAdmin::new(MemoryStore::new());
     /// # let key = admin.bootstrap_admin_key("ops").await?;
     /// # let caller = admin.authenticate(Some(&key.secret)).await?;

@@ -17,7 +17,9 @@ use crate::auth::{
     Caller, NewApiKey, constant_time_eq, hash_secret, new_client_secret, new_secret, verifier_of,
 };
 use crate::error::{Error, ErrorDetail, Result};
-use crate::model::{ApiKeyInfo, ClientKeyType, KeyAccess, Permission, TokenRequest};
+use crate::model::{
+    ApiKeyInfo, ApiKeyRequest as TokenRequest, ClientKeyType, KeyAccess, Permission,
+};
 use crate::names::{MAX_NAME, display_name_problem};
 use crate::store::{Collection, Json, Key, ReadView, Revision, Versioned};
 

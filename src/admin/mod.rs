@@ -48,11 +48,6 @@ use crate::error::Result;
 use crate::model::KeyAccess;
 use crate::store::Store;
 
-/// Moved to [`crate::model`]; this path stays for one release and will then be removed.
-pub use crate::model::{
-    ArchivedFeatures, ClientFeaturesDocument, ClientFeaturesQuery, FeatureEnvironmentMetrics,
-    FeatureUsage, NewFeature, NewGroup, NewProject, NewRole, NewUser,
-};
 pub use client_metrics::DEFAULT_METRICS_FLUSH_INTERVAL;
 pub use client_scope::DEFAULT_CLIENT_ENVIRONMENT;
 pub use delta::{DEFAULT_HISTORY_AGE, DEFAULT_HISTORY_EVENTS, DeltaAnswer, MAX_SCOPES, PushConfig};

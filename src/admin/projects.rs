@@ -2,8 +2,9 @@
 
 use super::records::{decode_opt, encode, environment_key, project_key, project_not_found};
 use super::{Need, ToggleAdmin};
-use crate::auth::{Caller, Permission};
+use crate::auth::Caller;
 use crate::error::{Error, ErrorDetail, Result};
+use crate::model::Permission;
 use crate::model::{NewProject, Project};
 use crate::names::{MAX_NAME, display_name_problem, name_problem};
 use crate::store::Collection;

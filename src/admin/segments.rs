@@ -4,9 +4,10 @@ use super::records::{
     SequenceRecord, decode_opt, encode, project_key, segment_key, segment_sequence_key,
 };
 use super::{Need, ToggleAdmin};
-use crate::auth::{Caller, Permission};
+use crate::auth::Caller;
 use crate::error::{Error, Result};
 use crate::import::{Issues, check_constraints};
+use crate::model::Permission;
 use crate::model::{NewSegment, Segment};
 use crate::names::{MAX_NAME, display_name_problem};
 use crate::store::Revision;

@@ -37,8 +37,9 @@ use tokio::sync::broadcast::error::RecvError;
 
 use super::ToggleAdmin;
 use super::delta::{ScopeHistory, StreamMessage, delta_query, encode_delta, sse_event};
-use crate::auth::{ApiKeyInfo, Caller};
+use crate::auth::Caller;
 use crate::error::{Error, Result};
+use crate::model::ApiKeyInfo;
 use crate::model::ClientFeaturesQuery;
 use crate::store::{Collection, Key, Revision};
 

@@ -8,9 +8,10 @@ use super::records::{
 };
 use super::records::{feature_not_found, project_not_found};
 use super::{Need, ToggleAdmin};
-use crate::auth::{Caller, Permission};
+use crate::auth::Caller;
 use crate::error::{Error, Result};
 use crate::import::{SIMPLE_TAG_TYPE, tag_value_problem};
+use crate::model::Permission;
 use crate::model::Tag;
 
 impl ToggleAdmin {

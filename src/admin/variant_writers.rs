@@ -316,7 +316,7 @@ fn echo_store(error: &StoreError) -> StoreError {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::admin::NewFeature;
+    use crate::model::NewFeature;
     use crate::model::{Environment, Project};
     use crate::{MemoryStore, ToggleAdmin};
 

@@ -13,8 +13,9 @@ use tokio::sync::OwnedMutexGuard;
 use super::variant_records::{decode_text, next_list, read_target};
 use super::variant_writers::{Outcome, Target as WriteTarget, VariantsChange, Writer, echo};
 use super::{Authority, MAX_ATTEMPTS, Need, Permit, ToggleAdmin, contention, stored_text};
-use crate::auth::{Caller, Permission};
+use crate::auth::Caller;
 use crate::error::{Error, Result};
+use crate::model::Permission;
 use crate::model::{FeatureVariants, Json, Variant};
 use crate::store::{ChangeSet, Key, StoreError};
 
@@ -50,7 +51,7 @@ impl ToggleAdmin {
     /// ```
     /// # #[tokio::main(flavor = "current_thread")]
     /// # async fn main() -> Result<(), Box<dyn std::error::Error>> {
-    /// # use toggle_admin::{MemoryStore, ToggleAdmin, model::{Environment, Project}, admin::NewFeature};
+    /// # use toggle_admin::{MemoryStore, ToggleAdmin, model::{Environment, NewFeature, Project}};
     /// # let admin = ToggleAdmin::new(MemoryStore::new());
     /// # let key = admin.bootstrap_admin_key("ops").await?;
     /// # let caller = admin.authenticate(Some(&key.secret)).await?;

@@ -28,8 +28,8 @@
 //! like a revoked key, at authentication and at every permission check.
 //!
 //! A key either is an admin key (every permission) or carries explicit grants, each a
-//! [`Permission`] optionally limited to a project and an environment, as in Unleash: a grant
-//! with no project (or environment) covers all of them.
+//! [`Permission`](crate::model::Permission) optionally limited to a project and an
+//! environment, as in Unleash: a grant with no project (or environment) covers all of them.
 
 mod secret;
 
@@ -39,8 +39,7 @@ pub(crate) use secret::{
     constant_time_eq, hash_secret, new_client_secret, new_secret, verifier_of,
 };
 
-/// Moved to [`crate::model`]; this path stays for one release and will then be removed.
-pub use crate::model::{ApiKeyInfo, ClientKeyType, Grant, KeyAccess, Permission};
+use crate::model::ApiKeyInfo;
 
 /// A newly created key: its description and its secret, which is shown only this once.
 #[derive(Clone, PartialEq, Eq)]

@@ -9,7 +9,7 @@ use super::error::{HttpResult, Json};
 use super::extract::{Authenticated, LaterBody, Params, QueryParams};
 use crate::ToggleAdmin;
 use crate::error::Error;
-use crate::model::{Application, ApplicationInstance, ApplicationList};
+use crate::model::{Application, ApplicationList, Registration};
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 
@@ -38,29 +38,6 @@ async fn remove(
 ) -> HttpResult<StatusCode> {
     admin.delete_application(&caller, &name).await?;
     Ok(StatusCode::OK)
-}
-
-/// The body of `POST /api/admin/metrics/applications/{appName}` (Unleash's
-/// `createApplicationSchema`, plus the instances to record).
-#[derive(Debug, Deserialize, utoipa::ToSchema)]
-#[serde(rename_all = "camelCase", deny_unknown_fields)]
-struct Registration {
-    #[serde(default)]
-    app_name: Option<String>,
-    #[serde(default)]
-    description: Option<String>,
-    #[serde(default)]
-    url: Option<String>,
-    #[serde(default)]
-    color: Option<String>,
-    #[serde(default)]
-    icon: Option<String>,
-    #[serde(default)]
-    instances: Vec<ApplicationInstance>,
-    #[serde(default)]
-    sdk_version: Option<String>,
-    #[serde(default)]
-    strategies: Option<Vec<String>>,
 }
 
 /// Register or update an application: 202 with no body, as Unleash.
@@ -92,18 +69,9 @@ async fn register(
         )
         .into());
     }
-    let application = Application {
-        name,
-        description: body.description,
-        url: body.url,
-        color: body.color,
-        icon: body.icon,
-        sdk_version: body.sdk_version,
-        strategies: body.strategies.unwrap_or_default(),
-        instances: body.instances,
-        ..Application::default()
-    };
-    admin.register_application(permit, &application).await?;
+    admin
+        .register_application(permit, &body.into_application(name))
+        .await?;
     Ok(StatusCode::ACCEPTED)
 }
 

@@ -17,8 +17,8 @@ use utoipa_axum::routes;
 use super::error::HttpResult;
 use super::extract::{AnyKey, Authenticated, JsonValue, Params, QueryParams};
 use crate::ToggleAdmin;
-use crate::admin::ClientFeaturesQuery;
 use crate::error::Error;
+use crate::model::ClientFeaturesQuery;
 
 pub(crate) fn routes() -> OpenApiRouter<ToggleAdmin> {
     OpenApiRouter::new()
@@ -92,7 +92,7 @@ async fn metrics(
     tag = "metrics",
     params(super::openapi::NamePath),
     responses(
-        (status = 200, description = "The feature's usage.", body = crate::admin::FeatureUsage),
+        (status = 200, description = "The feature's usage.", body = crate::model::FeatureUsage),
         super::openapi::Errors
     )
 )]
@@ -100,7 +100,7 @@ async fn feature_usage(
     State(admin): State<ToggleAdmin>,
     Authenticated(caller): Authenticated,
     Params(name): Params<String>,
-) -> HttpResult<super::error::Json<crate::admin::FeatureUsage>> {
+) -> HttpResult<super::error::Json<crate::model::FeatureUsage>> {
     Ok(super::error::Json::ok(
         admin.feature_usage(&caller, &name).await?,
     ))

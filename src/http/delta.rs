@@ -14,8 +14,9 @@ use utoipa_axum::routes;
 use super::error::HttpResult;
 use super::extract::{AnyKey, QueryParams};
 use crate::ToggleAdmin;
-use crate::admin::{ClientFeaturesQuery, DeltaAnswer};
+use crate::admin::DeltaAnswer;
 use crate::error::Error;
+use crate::model::ClientFeaturesQuery;
 
 pub(crate) fn routes() -> OpenApiRouter<ToggleAdmin> {
     OpenApiRouter::new().routes(routes!(delta))

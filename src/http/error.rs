@@ -1,4 +1,4 @@
-//! The one mapping from [`Error`] to an HTTP response, and the JSON success response.
+//! The one mapping from an error to an HTTP response, and the JSON success response.
 
 use std::error::Error as _;
 
@@ -6,24 +6,95 @@ use axum::http::{HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use serde::Serialize;
 
-use crate::error::Error;
+use crate::error::{Error, ErrorBody};
 
-/// An [`Error`] as an HTTP response: the status of [`Error::status`] and the body of
-/// [`Error::body`] (`{id, name, message, details?}`, `application/json`).
+/// An error as the HTTP API answers it: an operation's [`Error`], or a refusal only HTTP
+/// knows (a method the path does not take, a body too large or not JSON).
 ///
-/// Handlers return `Result<_, ApiError>` and use `?` on the facade's results.
-#[derive(Debug)]
-pub struct ApiError(pub Error);
+/// | kind | [`name`](HttpError::name) | [`status`](HttpError::status) |
+/// |---|---|---|
+/// | [`Operation`](HttpError::Operation) | [`Error::name`] | [`Error::status`] |
+/// | [`MethodNotAllowed`](HttpError::MethodNotAllowed) | `MethodNotAllowedError` | 405 |
+/// | [`PayloadTooLarge`](HttpError::PayloadTooLarge) | `PayloadTooLarge` | 413 |
+/// | [`ContentType`](HttpError::ContentType) | `ContentTypeError` | 415 |
+///
+/// As a response: that status, and the body of [`HttpError::body`] (`{id, name, message,
+/// details?}`, `application/json`). Handlers return `Result<_, HttpError>` and use `?` on
+/// the facade's results.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum HttpError {
+    /// An operation failed: the library's error, answered with its own status and body.
+    #[error(transparent)]
+    Operation(#[from] Error),
+    /// The path exists but not with this method.
+    #[error("{message}")]
+    MethodNotAllowed {
+        /// The method and path that were refused.
+        message: String,
+    },
+    /// The request body is over the configured limit.
+    #[error("{message}")]
+    PayloadTooLarge {
+        /// The limit that was exceeded.
+        message: String,
+    },
+    /// The request body is not JSON.
+    #[error("{message}")]
+    ContentType {
+        /// The content type that was refused.
+        message: String,
+    },
+}
 
-impl From<Error> for ApiError {
-    fn from(error: Error) -> Self {
-        ApiError(error)
+impl HttpError {
+    /// The stable name of this kind, as sent in the error body's `name`.
+    pub fn name(&self) -> &'static str {
+        match self {
+            HttpError::Operation(error) => error.name(),
+            HttpError::MethodNotAllowed { .. } => "MethodNotAllowedError",
+            HttpError::PayloadTooLarge { .. } => "PayloadTooLarge",
+            HttpError::ContentType { .. } => "ContentTypeError",
+        }
+    }
+
+    /// The HTTP status of this kind.
+    pub fn status(&self) -> u16 {
+        match self {
+            HttpError::Operation(error) => error.status(),
+            HttpError::MethodNotAllowed { .. } => 405,
+            HttpError::PayloadTooLarge { .. } => 413,
+            HttpError::ContentType { .. } => 415,
+        }
+    }
+
+    /// The body of this error as the HTTP contract returns it, with a fresh id (see
+    /// [`Error::body`]).
+    pub fn body(&self) -> ErrorBody {
+        match self {
+            HttpError::Operation(error) => error.body(),
+            refusal => ErrorBody {
+                id: uuid::Uuid::new_v4(),
+                name: refusal.name().to_owned(),
+                message: refusal.to_string(),
+                details: Vec::new(),
+            },
+        }
     }
 }
 
-impl IntoResponse for ApiError {
+impl IntoResponse for HttpError {
     fn into_response(self) -> Response {
-        error_response(&self.0)
+        match &self {
+            HttpError::Operation(error) => error_response(error),
+            refusal => {
+                let status = StatusCode::from_u16(refusal.status())
+                    .unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
+                let body = refusal.body();
+                tracing::debug!(error_id = %body.id, status = status.as_u16(), name = body.name, "request refused");
+                body_response(status, &body)
+            }
+        }
     }
 }
 
@@ -55,7 +126,11 @@ pub(crate) fn error_response(error: &Error) -> Response {
     } else {
         tracing::debug!(error_id = %body.id, status = status.as_u16(), name = body.name, "request refused");
     }
-    let bytes = serde_json::to_vec(&body).unwrap_or_else(|_| {
+    body_response(status, &body)
+}
+
+fn body_response(status: StatusCode, body: &ErrorBody) -> Response {
+    let bytes = serde_json::to_vec(body).unwrap_or_else(|_| {
         // An ErrorBody is strings and a UUID; this cannot fail, but must not panic either.
         format!(
             r#"{{"id":"{}","name":"InternalError","message":"The error could not be described."}}"#,
@@ -122,4 +197,4 @@ impl<T: Serialize> IntoResponse for Json<T> {
 }
 
 /// The result of a handler.
-pub(crate) type HttpResult<T> = std::result::Result<T, ApiError>;
+pub(crate) type HttpResult<T> = std::result::Result<T, HttpError>;

@@ -9,7 +9,7 @@ use axum::http::{HeaderMap, header};
 use serde::de::DeserializeOwned;
 use serde_json::Value;
 
-use super::error::ApiError;
+use super::error::HttpError;
 use super::strict::Strict;
 use crate::auth::Caller;
 use crate::error::{Error, ErrorDetail};
@@ -21,12 +21,12 @@ use crate::{Result, ToggleAdmin};
 pub(crate) struct Authenticated(pub Caller);
 
 impl FromRequestParts<ToggleAdmin> for Authenticated {
-    type Rejection = ApiError;
+    type Rejection = HttpError;
 
     async fn from_request_parts(
         parts: &mut Parts,
         admin: &ToggleAdmin,
-    ) -> std::result::Result<Self, ApiError> {
+    ) -> std::result::Result<Self, HttpError> {
         let AnyKey(caller) = AnyKey::from_request_parts(parts, admin).await?;
         if caller.key().access.is_client() {
             return Err(crate::admin::wrong_key_type().into());
@@ -41,12 +41,12 @@ impl FromRequestParts<ToggleAdmin> for Authenticated {
 pub(crate) struct AnyKey(pub Caller);
 
 impl FromRequestParts<ToggleAdmin> for AnyKey {
-    type Rejection = ApiError;
+    type Rejection = HttpError;
 
     async fn from_request_parts(
         parts: &mut Parts,
         admin: &ToggleAdmin,
-    ) -> std::result::Result<Self, ApiError> {
+    ) -> std::result::Result<Self, HttpError> {
         let caller = authenticate(parts, admin).await?;
         if caller.key().access.is_frontend() {
             return Err(crate::admin::wrong_key_type().into());
@@ -62,12 +62,12 @@ impl FromRequestParts<ToggleAdmin> for AnyKey {
 pub(crate) struct KeySecret(pub Option<String>);
 
 impl<S: Send + Sync> FromRequestParts<S> for KeySecret {
-    type Rejection = ApiError;
+    type Rejection = HttpError;
 
     async fn from_request_parts(
         parts: &mut Parts,
         _state: &S,
-    ) -> std::result::Result<Self, ApiError> {
+    ) -> std::result::Result<Self, HttpError> {
         Ok(KeySecret(secret_of(parts)?.map(str::to_owned)))
     }
 }
@@ -77,7 +77,7 @@ impl<S: Send + Sync> FromRequestParts<S> for KeySecret {
 pub(crate) async fn permit_sdk(
     parts: &Parts,
     admin: &ToggleAdmin,
-) -> std::result::Result<crate::admin::Permit, ApiError> {
+) -> std::result::Result<crate::admin::Permit, HttpError> {
     Ok(admin.permit_sdk(secret_of(parts)?).await?)
 }
 
@@ -85,12 +85,12 @@ pub(crate) async fn permit_sdk(
 pub(crate) async fn authenticate(
     parts: &Parts,
     admin: &ToggleAdmin,
-) -> std::result::Result<Caller, ApiError> {
+) -> std::result::Result<Caller, HttpError> {
     Ok(admin.authenticate(secret_of(parts)?).await?)
 }
 
 /// The key in the `Authorization` header: as it is, or after `Bearer `.
-fn secret_of(parts: &Parts) -> std::result::Result<Option<&str>, ApiError> {
+fn secret_of(parts: &Parts) -> std::result::Result<Option<&str>, HttpError> {
     let secret = match parts.headers.get(header::AUTHORIZATION) {
         None => None,
         Some(value) => Some(value.to_str().map_err(|_| Error::AuthenticationRequired {
@@ -123,9 +123,9 @@ enum Accept {
 pub(crate) struct JsonBody<T>(pub T);
 
 impl<T: DeserializeOwned, S: Send + Sync> FromRequest<S> for JsonBody<T> {
-    type Rejection = ApiError;
+    type Rejection = HttpError;
 
-    async fn from_request(req: Request, state: &S) -> std::result::Result<Self, ApiError> {
+    async fn from_request(req: Request, state: &S) -> std::result::Result<Self, HttpError> {
         let bytes = read_body(req, state, Accept::Json).await?;
         let value: Value = decode_json(&bytes)?;
         if !value.is_object() {
@@ -147,9 +147,9 @@ impl<T: DeserializeOwned, S: Send + Sync> FromRequest<S> for JsonBody<T> {
 pub(crate) struct JsonValue(pub Value);
 
 impl<S: Send + Sync> FromRequest<S> for JsonValue {
-    type Rejection = ApiError;
+    type Rejection = HttpError;
 
-    async fn from_request(req: Request, state: &S) -> std::result::Result<Self, ApiError> {
+    async fn from_request(req: Request, state: &S) -> std::result::Result<Self, HttpError> {
         let bytes = read_body(req, state, Accept::Json).await?;
         Ok(JsonValue(decode_json(&bytes)?))
     }
@@ -189,24 +189,29 @@ fn shape_error(pointer: String, inner: serde_json::Error) -> Error {
 }
 
 /// Check the content type, then read the body within the router's limit.
-async fn read_body<S: Send + Sync>(req: Request, state: &S, accept: Accept) -> Result<Bytes> {
+async fn read_body<S: Send + Sync>(
+    req: Request,
+    state: &S,
+    accept: Accept,
+) -> Result<Bytes, HttpError> {
     check_content_type(req.headers(), accept)?;
     Bytes::from_request(req, state)
         .await
         .map_err(|rejection| match rejection {
             BytesRejection::FailedToBufferBody(FailedToBufferBody::LengthLimitError(e)) => {
-                Error::PayloadTooLarge {
+                HttpError::PayloadTooLarge {
                     message: format!("The request body is too large: {e}."),
                 }
             }
             other => Error::validation(
                 "The request body could not be read.",
                 vec![ErrorDetail::general(other.body_text())],
-            ),
+            )
+            .into(),
         })
 }
 
-fn check_content_type(headers: &HeaderMap, accept: Accept) -> Result<()> {
+fn check_content_type(headers: &HeaderMap, accept: Accept) -> Result<(), HttpError> {
     let provided = headers
         .get(header::CONTENT_TYPE)
         .map(|v| String::from_utf8_lossy(v.as_bytes()).into_owned());
@@ -226,7 +231,7 @@ fn check_content_type(headers: &HeaderMap, accept: Accept) -> Result<()> {
         Accept::Json => "application/json",
         Accept::JsonOrPatch => "application/json, application/json-patch+json",
     };
-    Err(Error::ContentType {
+    Err(HttpError::ContentType {
         message: format!(
             "We do not accept the content-type you provided ({what}). Try using one of the content-types we do accept instead ({types}) and make sure the body is in the corresponding format."
         ),
@@ -385,12 +390,12 @@ fn path_parameter_limit(name: &str) -> usize {
 }
 
 impl<T: DeserializeOwned + Send, S: Send + Sync> FromRequestParts<S> for Params<T> {
-    type Rejection = ApiError;
+    type Rejection = HttpError;
 
     async fn from_request_parts(
         parts: &mut Parts,
         state: &S,
-    ) -> std::result::Result<Self, ApiError> {
+    ) -> std::result::Result<Self, HttpError> {
         if let Ok(Path(raw)) = Path::<Vec<(String, String)>>::from_request_parts(parts, state).await
         {
             let mut problems = Vec::new();
@@ -432,12 +437,12 @@ impl<T: DeserializeOwned + Send, S: Send + Sync> FromRequestParts<S> for Params<
 pub(crate) struct QueryParams<T>(pub T);
 
 impl<T: DeserializeOwned + Send, S: Send + Sync> FromRequestParts<S> for QueryParams<T> {
-    type Rejection = ApiError;
+    type Rejection = HttpError;
 
     async fn from_request_parts(
         parts: &mut Parts,
         state: &S,
-    ) -> std::result::Result<Self, ApiError> {
+    ) -> std::result::Result<Self, HttpError> {
         match Query::<T>::from_request_parts(parts, state).await {
             Ok(Query(value)) => Ok(QueryParams(value)),
             Err(rejection) => Err(Error::validation(
@@ -456,9 +461,9 @@ impl<T: DeserializeOwned + Send, S: Send + Sync> FromRequestParts<S> for QueryPa
 pub(crate) struct LaterBody(Request);
 
 impl<S: Send + Sync> FromRequest<S> for LaterBody {
-    type Rejection = ApiError;
+    type Rejection = HttpError;
 
-    async fn from_request(req: Request, _state: &S) -> std::result::Result<Self, ApiError> {
+    async fn from_request(req: Request, _state: &S) -> std::result::Result<Self, HttpError> {
         Ok(LaterBody(req))
     }
 }
@@ -467,17 +472,19 @@ impl LaterBody {
     /// The body of the variants PATCH as raw JSON (`application/json` or
     /// `application/json-patch+json`), for [`decode_patch`](crate::variants::decode_patch)
     /// to check strictly.
-    pub(crate) async fn patch(self) -> Result<Value> {
-        decode_json(&read_body(self.0, &(), Accept::JsonOrPatch).await?)
+    pub(crate) async fn patch(self) -> Result<Value, HttpError> {
+        Ok(decode_json(
+            &read_body(self.0, &(), Accept::JsonOrPatch).await?,
+        )?)
     }
 
     /// Any JSON body: see [`JsonValue`].
-    pub(crate) async fn value(self) -> Result<Value> {
-        decode_json(&read_body(self.0, &(), Accept::Json).await?)
+    pub(crate) async fn value(self) -> Result<Value, HttpError> {
+        Ok(decode_json(&read_body(self.0, &(), Accept::Json).await?)?)
     }
 
     /// A JSON object decoded into `T`: see [`JsonBody`].
-    pub(crate) async fn object<T: DeserializeOwned>(self) -> Result<T> {
+    pub(crate) async fn object<T: DeserializeOwned>(self) -> Result<T, HttpError> {
         let value = self.value().await?;
         if !value.is_object() {
             return Err(Error::invalid_at(
@@ -486,8 +493,9 @@ impl LaterBody {
                     "the request body must be a JSON object, not {}",
                     kind_of(&value)
                 ),
-            ));
+            )
+            .into());
         }
-        decode_value(value)
+        Ok(decode_value(value)?)
     }
 }

@@ -96,7 +96,7 @@ fn cors(origins: &[String]) -> CorsLayer {
 struct FrontendKey(Permit);
 
 impl FromRequestParts<ToggleAdmin> for FrontendKey {
-    type Rejection = super::ApiError;
+    type Rejection = super::HttpError;
 
     async fn from_request_parts(
         parts: &mut Parts,

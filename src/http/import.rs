@@ -9,7 +9,7 @@ use super::error::{HttpResult, Json};
 use super::extract::{Authenticated, JsonValue, QueryParams};
 use crate::ToggleAdmin;
 use crate::error::Result;
-use crate::import::ImportValidation;
+use crate::model::ImportValidation;
 use crate::model::{ImportMode, ImportPlan};
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;

@@ -15,7 +15,7 @@
 use axum::extract::State;
 use axum::http::StatusCode;
 use chrono::{DateTime, Utc};
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
 use serde_json::Value;
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
@@ -25,7 +25,7 @@ use super::extract::{Authenticated, JsonBody, Params};
 use crate::admin::token_access;
 use crate::auth::NewApiKey;
 use crate::error::{Error, ErrorDetail};
-use crate::model::{ApiKeyInfo, KeyAccess, TokenRequest};
+use crate::model::{ApiKeyBody, ApiKeyView, KeyAccess, PersonalApiKeyBody, PersonalApiKeyView};
 use crate::{Caller, ToggleAdmin};
 
 pub(crate) fn routes() -> OpenApiRouter<ToggleAdmin> {
@@ -36,119 +36,10 @@ pub(crate) fn routes() -> OpenApiRouter<ToggleAdmin> {
         .routes(routes!(revoke_user_key))
 }
 
-/// The body of `POST /api/admin/api-tokens` (Unleash's `createApiTokenSchema`).
-#[derive(Debug, Deserialize, utoipa::ToSchema)]
-#[serde(rename_all = "camelCase", deny_unknown_fields)]
-struct NewToken {
-    #[serde(default)]
-    token_name: Option<String>,
-    /// Deprecated name of `tokenName`.
-    #[serde(default)]
-    username: Option<String>,
-    #[serde(rename = "type")]
-    token_type: String,
-    #[serde(default)]
-    environment: Option<String>,
-    #[serde(default)]
-    project: Option<String>,
-    #[serde(default)]
-    projects: Option<Vec<String>>,
-    #[serde(default)]
-    #[schema(value_type = Option<String>, format = DateTime)]
-    expires_at: Option<Value>,
-}
-
-/// A key as `/api/admin/api-tokens` shows it; `secret` only when it was just created.
-///
-/// * `type`: `admin` (every permission), `grants` (explicit grants, created through the
-///   library) or `user` (acts as the user `userId`).
-/// * `projects`: the projects the key is limited to, `["*"]` when it is not limited to some
-///   (an admin key, a key acting as a user — which may do what the user may do — or a key
-///   with a grant for every project); `project` is the same list joined with `,`, as in
-///   Unleash.
-/// * `environment`: the environment the key is limited to, `*` when it is not limited;
-///   several environments joined with `,`.
-/// * `expiresAt`: when the key stops working, `null` if never.
-/// * `access`: exactly what the key may do.
 #[derive(Debug, Serialize, utoipa::ToSchema)]
-#[serde(rename_all = "camelCase")]
-struct TokenView {
-    #[serde(skip_serializing_if = "Option::is_none")]
-    secret: Option<String>,
-    id: uuid::Uuid,
-    token_name: String,
-    #[serde(rename = "type")]
-    token_type: &'static str,
-    project: String,
-    projects: Vec<String>,
-    environment: String,
-    #[serde(with = "crate::model::millis_timestamp::optional")]
-    #[schema(value_type = Option<String>, format = DateTime)]
-    expires_at: Option<DateTime<Utc>>,
-    #[serde(with = "crate::model::millis_timestamp")]
-    created_at: DateTime<Utc>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    user_id: Option<i64>,
-    #[schema(value_type = crate::KeyAccess)]
-    access: KeyAccess,
-}
-
-impl TokenView {
-    fn of(info: ApiKeyInfo, secret: Option<String>) -> Self {
-        let all = || vec!["*".to_owned()];
-        let (token_type, projects, environments, user_id) = match &info.access {
-            KeyAccess::Admin => ("admin", all(), all(), None),
-            KeyAccess::User { user_id } => ("user", all(), all(), Some(*user_id)),
-            KeyAccess::Client {
-                token_type,
-                projects,
-                environment,
-            } => (
-                token_type.as_str(),
-                projects.clone(),
-                vec![environment.clone()],
-                None,
-            ),
-            KeyAccess::Grants { grants } => {
-                let scope = |of: fn(&crate::auth::Grant) -> Option<&str>| {
-                    let mut names: Vec<String> = Vec::new();
-                    for grant in grants {
-                        match of(grant) {
-                            None | Some("*") => return all(),
-                            Some(name) => names.push(name.to_owned()),
-                        }
-                    }
-                    names.sort();
-                    names.dedup();
-                    if names.is_empty() { all() } else { names }
-                };
-                (
-                    "grants",
-                    scope(|g| g.project.as_deref()),
-                    scope(|g| g.environment.as_deref()),
-                    None,
-                )
-            }
-        };
-        TokenView {
-            secret,
-            id: info.id,
-            token_name: info.name,
-            token_type,
-            project: projects.join(","),
-            projects,
-            environment: environments.join(","),
-            expires_at: info.expires_at,
-            created_at: info.created_at,
-            user_id,
-            access: info.access,
-        }
-    }
-}
-
-#[derive(Debug, Serialize, utoipa::ToSchema)]
-struct Tokens {
-    tokens: Vec<TokenView>,
+#[schema(as = Tokens)]
+struct ApiKeys {
+    tokens: Vec<ApiKeyView>,
 }
 
 #[utoipa::path(
@@ -156,17 +47,17 @@ struct Tokens {
     path = "/api/admin/api-tokens",
     tag = "api-tokens",
     responses(
-        (status = 200, description = "Every API key, without secrets.", body = Tokens),
+        (status = 200, description = "Every API key, without secrets.", body = ApiKeys),
         super::openapi::Errors
     )
 )]
 async fn list(
     State(admin): State<ToggleAdmin>,
     Authenticated(caller): Authenticated,
-) -> HttpResult<Json<Tokens>> {
+) -> HttpResult<Json<ApiKeys>> {
     let keys = admin.api_keys(&caller).await?;
-    Ok(Json::ok(Tokens {
-        tokens: keys.into_iter().map(|k| TokenView::of(k, None)).collect(),
+    Ok(Json::ok(ApiKeys {
+        tokens: keys.into_iter().map(|k| ApiKeyView::new(k, None)).collect(),
     }))
 }
 
@@ -174,29 +65,23 @@ async fn list(
     post,
     path = "/api/admin/api-tokens",
     tag = "api-tokens",
-    request_body(content = NewToken, description = "The admin key to create.", content_type = "application/json"),
+    request_body(content = ApiKeyBody, description = "The admin key to create.", content_type = "application/json"),
     responses(
-        (status = 201, description = "The key created, with its secret (shown only now).", body = TokenView),
+        (status = 201, description = "The key created, with its secret (shown only now).", body = ApiKeyView),
         super::openapi::BodyErrors
     )
 )]
 async fn create_admin_key(
     State(admin): State<ToggleAdmin>,
     Authenticated(caller): Authenticated,
-    JsonBody(body): JsonBody<NewToken>,
-) -> HttpResult<Json<TokenView>> {
+    JsonBody(body): JsonBody<ApiKeyBody>,
+) -> HttpResult<Json<ApiKeyView>> {
     let mut problems = Vec::new();
-    let request = TokenRequest {
-        token_type: body.token_type.clone(),
-        environment: body.environment.clone(),
-        project: body.project.clone(),
-        projects: body.projects.clone(),
-    };
-    let access = token_access(&request)
+    let access = token_access(&body.request())
         .map_err(|found| problems.extend(found))
         .ok();
     let expires_at = expiry(body.expires_at.as_ref(), &mut problems);
-    let Some(name) = body.token_name.or(body.username) else {
+    let Some(name) = body.name.or(body.username) else {
         problems.push(ErrorDetail::at("/tokenName", "tokenName is required"));
         return Err(Error::validation("The token is not valid.", problems).into());
     };
@@ -218,8 +103,8 @@ async fn create_admin_key(
     Ok(Json::created(created_view(key)))
 }
 
-fn created_view(key: NewApiKey) -> TokenView {
-    TokenView::of(key.info, Some(key.secret))
+fn created_view(key: NewApiKey) -> ApiKeyView {
+    ApiKeyView::new(key.info, Some(key.secret))
 }
 
 /// The `expiresAt` of a creation body: absent or `null` for never, else an RFC 3339
@@ -253,7 +138,7 @@ fn expiry(value: Option<&Value>, problems: &mut Vec<ErrorDetail>) -> Option<Date
     delete,
     path = "/api/admin/api-tokens/{token}",
     tag = "api-tokens",
-    params(super::openapi::TokenPath),
+    params(super::openapi::ApiKeyPath),
     responses(
         (status = 200, description = "Revoked; no body."),
         super::openapi::Errors
@@ -276,39 +161,14 @@ async fn revoke(
     Ok(StatusCode::OK)
 }
 
-/// The body of `POST /api/admin/user-admin/{id}/tokens`.
-#[derive(Debug, Deserialize, utoipa::ToSchema)]
-#[serde(rename_all = "camelCase", deny_unknown_fields)]
-struct NewUserToken {
-    description: String,
-    #[serde(default)]
-    #[schema(value_type = Option<String>, format = DateTime)]
-    expires_at: Option<Value>,
-}
-
-/// A key that acts as a user, as created: Unleash's personal access token shape.
-#[derive(Debug, Serialize, utoipa::ToSchema)]
-#[serde(rename_all = "camelCase")]
-struct UserTokenView {
-    id: uuid::Uuid,
-    secret: String,
-    description: String,
-    user_id: i64,
-    #[serde(with = "crate::model::millis_timestamp::optional")]
-    #[schema(value_type = Option<String>, format = DateTime)]
-    expires_at: Option<DateTime<Utc>>,
-    #[serde(with = "crate::model::millis_timestamp")]
-    created_at: DateTime<Utc>,
-}
-
 #[utoipa::path(
     post,
     path = "/api/admin/user-admin/{id}/tokens",
     tag = "api-tokens",
     params(super::openapi::IdPath),
-    request_body(content = NewUserToken, description = "The key to create.", content_type = "application/json"),
+    request_body(content = PersonalApiKeyBody, description = "The key to create.", content_type = "application/json"),
     responses(
-        (status = 201, description = "The key created, with its secret (shown only now).", body = UserTokenView),
+        (status = 201, description = "The key created, with its secret (shown only now).", body = PersonalApiKeyView),
         super::openapi::BodyErrors
     )
 )]
@@ -316,8 +176,8 @@ async fn create_user_key(
     State(admin): State<ToggleAdmin>,
     Authenticated(caller): Authenticated,
     Params(user_id): Params<i64>,
-    JsonBody(body): JsonBody<NewUserToken>,
-) -> HttpResult<Json<UserTokenView>> {
+    JsonBody(body): JsonBody<PersonalApiKeyBody>,
+) -> HttpResult<Json<PersonalApiKeyView>> {
     let mut problems = Vec::new();
     // The library names the key's name `name`; here it is the body's `description`.
     if let Some(problem) =
@@ -340,7 +200,7 @@ async fn create_user_key(
             expires_at,
         )
         .await?;
-    Ok(Json::created(UserTokenView {
+    Ok(Json::created(PersonalApiKeyView {
         id: key.info.id,
         secret: key.secret,
         description: key.info.name,
@@ -354,7 +214,7 @@ async fn create_user_key(
     delete,
     path = "/api/admin/user-admin/{id}/tokens/{tokenId}",
     tag = "api-tokens",
-    params(super::openapi::UserTokenPath),
+    params(super::openapi::PersonalApiKeyPath),
     responses(
         (status = 200, description = "Revoked; no body."),
         super::openapi::Errors

@@ -140,11 +140,13 @@ mod context;
 mod delta;
 mod dependencies;
 mod edge;
+mod environments;
 mod error;
 mod events;
 mod export;
 mod extract;
 mod feature_environments;
+mod features;
 mod frontend;
 mod import;
 mod keys;
@@ -174,7 +176,7 @@ use utoipa_axum::router::OpenApiRouter;
 use crate::ToggleAdmin;
 use crate::error::Error;
 
-pub use error::ApiError;
+pub use error::HttpError;
 pub use frontend::MAX_FRONTEND_QUERY;
 pub use limits::{
     DEFAULT_BODY_READ_TIMEOUT, DEFAULT_COMPRESSION_MIN_SIZE, DEFAULT_HEADER_READ_TIMEOUT,
@@ -303,6 +305,8 @@ fn api(frontend_origins: &[String]) -> OpenApiRouter<ToggleAdmin> {
     [
         variants::routes(),
         projects::routes(),
+        environments::routes(),
+        features::routes(),
         keys::routes(),
         events::routes(),
         access::routes(),
@@ -350,7 +354,7 @@ pub fn router(admin: ToggleAdmin) -> Router {
 /// The JSON 404 the router answers for unknown paths under `/api/`: `NotFoundError`, naming
 /// the path. A standalone server may use it as its app's fallback
 /// (`Router::fallback(toggle_admin::http::not_found)`), as the `server` example does.
-pub async fn not_found(uri: Uri) -> ApiError {
+pub async fn not_found(uri: Uri) -> HttpError {
     Error::not_found(format!(
         "The path you were looking for ({}) is not available.",
         uri.path()
@@ -358,11 +362,10 @@ pub async fn not_found(uri: Uri) -> ApiError {
     .into()
 }
 
-async fn method_not_allowed(method: Method, uri: Uri) -> ApiError {
-    Error::MethodNotAllowed {
+async fn method_not_allowed(method: Method, uri: Uri) -> HttpError {
+    HttpError::MethodNotAllowed {
         message: format!("The method {method} is not allowed on {}.", uri.path()),
     }
-    .into()
 }
 
 /// A handler that panicked is a bug, not the client's fault: 500, logged like any other.

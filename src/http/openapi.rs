@@ -253,10 +253,10 @@ pub(crate) struct AppPath(String);
 #[derive(IntoParams)]
 #[into_params(names("token"), parameter_in = Path)]
 #[allow(dead_code)]
-pub(crate) struct TokenPath(String);
+pub(crate) struct ApiKeyPath(String);
 
 /// `/api/admin/user-admin/{id}/tokens/{tokenId}`.
 #[derive(IntoParams)]
 #[into_params(names("id", "tokenId"), parameter_in = Path)]
 #[allow(dead_code)]
-pub(crate) struct UserTokenPath(i64, uuid::Uuid);
+pub(crate) struct PersonalApiKeyPath(i64, uuid::Uuid);

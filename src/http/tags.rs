@@ -7,7 +7,7 @@ use serde::Serialize;
 use super::error::{HttpResult, Json};
 use super::extract::{Authenticated, JsonBody, Params};
 use crate::ToggleAdmin;
-use crate::model::Tag;
+use crate::model::{ColoredTag, Tag};
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 
@@ -21,16 +21,6 @@ pub(crate) fn routes() -> OpenApiRouter<ToggleAdmin> {
 struct Tags {
     version: u32,
     tags: Vec<ColoredTag>,
-}
-
-/// A feature's tag as Unleash lists it: with its tag type's colour (`null` when the type
-/// has none).
-#[derive(Debug, Serialize, utoipa::ToSchema)]
-struct ColoredTag {
-    value: String,
-    #[serde(rename = "type")]
-    tag_type: String,
-    color: Option<String>,
 }
 
 #[utoipa::path(

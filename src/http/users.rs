@@ -1,12 +1,12 @@
 //! Users, groups and custom roles over HTTP: who can hold a project role.
 
 use axum::extract::State;
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
 
 use super::error::{HttpResult, Json};
 use super::extract::{Authenticated, JsonBody, Params};
 use crate::ToggleAdmin;
-use crate::model::{Group, NewGroup, NewRole, NewUser, Role, User};
+use crate::model::{Group, GroupBody, NewRole, NewUser, Role, User};
 
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
@@ -25,7 +25,7 @@ pub(crate) fn routes() -> OpenApiRouter<ToggleAdmin> {
     post,
     path = "/api/admin/user-admin",
     tag = "access",
-    request_body(content = crate::admin::NewUser, description = "The user to create.", content_type = "application/json"),
+    request_body(content = crate::model::NewUser, description = "The user to create.", content_type = "application/json"),
     responses(
         (status = 201, description = "The user created.", body = crate::User),
         super::openapi::BodyErrors
@@ -81,56 +81,6 @@ async fn read_user(
     Ok(Json::ok(admin.user(&caller, id).await?))
 }
 
-/// The body of `POST /api/admin/groups`, as Unleash takes it: members as
-/// `[{"user": {"id": 1}}]` (plain ids `[1]` are accepted too).
-#[derive(Debug, Deserialize, utoipa::ToSchema)]
-#[serde(rename_all = "camelCase", deny_unknown_fields)]
-struct GroupBody {
-    name: String,
-    #[serde(default)]
-    description: Option<String>,
-    #[serde(default)]
-    users: Vec<Member>,
-    /// Unleash's SSO mapping and root role; accepted and ignored.
-    #[serde(default)]
-    #[allow(dead_code)]
-    mappings_sso: Option<Vec<String>>,
-    #[serde(default)]
-    #[allow(dead_code)]
-    root_role: Option<Option<i64>>,
-}
-
-/// A member of a group to create: `{"user": {"id": 1}}`, or the user id itself.
-#[derive(Debug, Deserialize, utoipa::ToSchema)]
-#[schema(as = GroupMember)]
-#[serde(untagged)]
-enum Member {
-    /// The user's id.
-    Id(i64),
-    /// `{"user": {"id": 1}}`, as Unleash takes it.
-    User {
-        /// The user.
-        user: MemberUser,
-    },
-}
-
-/// `{"id": 1}`: the user's id.
-#[derive(Debug, Deserialize, utoipa::ToSchema)]
-#[schema(as = GroupMemberUser)]
-struct MemberUser {
-    /// The user's id.
-    id: i64,
-}
-
-impl Member {
-    fn id(&self) -> i64 {
-        match self {
-            Member::Id(id) => *id,
-            Member::User { user } => user.id,
-        }
-    }
-}
-
 #[utoipa::path(
     post,
     path = "/api/admin/groups",
@@ -146,12 +96,9 @@ async fn create_group(
     Authenticated(caller): Authenticated,
     JsonBody(body): JsonBody<GroupBody>,
 ) -> HttpResult<Json<Group>> {
-    let group = NewGroup {
-        name: body.name,
-        description: body.description,
-        users: body.users.iter().map(Member::id).collect(),
-    };
-    Ok(Json::created(admin.create_group(&caller, &group).await?))
+    Ok(Json::created(
+        admin.create_group(&caller, &body.into_new_group()).await?,
+    ))
 }
 
 #[derive(Debug, Serialize, utoipa::ToSchema)]
@@ -202,7 +149,7 @@ async fn read_group(
     post,
     path = "/api/admin/roles",
     tag = "access",
-    request_body(content = crate::admin::NewRole, description = "The custom project role to create.", content_type = "application/json"),
+    request_body(content = crate::model::NewRole, description = "The custom project role to create.", content_type = "application/json"),
     responses(
         (status = 201, description = "The role created.", body = crate::Role),
         super::openapi::BodyErrors

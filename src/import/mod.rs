@@ -61,8 +61,6 @@ mod plan;
 mod strategy;
 mod validation;
 
-/// Moved to [`crate::model`]; this path stays for one release and will then be removed.
-pub use crate::model::{ImportReport, ImportValidation, ValidationItem};
 pub use builtins::{
     SIMPLE_TAG_TYPE, context_fields as builtin_context_fields, is_builtin_context_field,
     is_builtin_strategy, strategy_definitions as builtin_strategy_definitions,
@@ -84,8 +82,8 @@ use serde_json::{Map, Value};
 
 use crate::error::{Error, ErrorDetail};
 use crate::model::{
-    ContextField, FeatureStrategy, ParentDependency, Project, Segment, StrategyDefinition, Tag,
-    TagType, Variant,
+    ContextField, FeatureStrategy, ImportReport, ParentDependency, Project, Segment,
+    StrategyDefinition, Tag, TagType, Variant,
 };
 use crate::model::{Permission, PlanAction, SkipReason};
 

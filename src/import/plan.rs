@@ -12,9 +12,9 @@ use super::members::{Members, check_members};
 use super::parse::{Payload, parse};
 use super::strategy::default_strategy;
 use super::{
-    FeatureEnvironmentState, FeatureOutcome, ImportReport, ImportWrites, Issues, Outcome,
-    PlannedEvent, Snapshot,
+    FeatureEnvironmentState, FeatureOutcome, ImportWrites, Issues, Outcome, PlannedEvent, Snapshot,
 };
+use crate::model::ImportReport;
 use crate::model::{ContextField, FeatureStrategy};
 use crate::model::{ImportMode, Json, Permission, PlanAction, SkipReason};
 

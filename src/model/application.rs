@@ -123,3 +123,52 @@ mod tests {
         assert_eq!(serde_json::to_value(&app).unwrap(), json);
     }
 }
+
+/// The body of `POST /api/admin/metrics/applications/{appName}` (Unleash's
+/// `createApplicationSchema`, plus the instances to record).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize)]
+#[cfg_attr(feature = "http", derive(utoipa::ToSchema))]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct Registration {
+    /// The application's name; when given, the one in the path.
+    #[serde(default)]
+    pub app_name: Option<String>,
+    /// What the application is.
+    #[serde(default)]
+    pub description: Option<String>,
+    /// Where it lives.
+    #[serde(default)]
+    pub url: Option<String>,
+    /// Its colour.
+    #[serde(default)]
+    pub color: Option<String>,
+    /// Its icon.
+    #[serde(default)]
+    pub icon: Option<String>,
+    /// Running instances to record.
+    #[serde(default)]
+    pub instances: Vec<ApplicationInstance>,
+    /// The SDK it uses.
+    #[serde(default)]
+    pub sdk_version: Option<String>,
+    /// The strategies it knows.
+    #[serde(default)]
+    pub strategies: Option<Vec<String>>,
+}
+
+impl Registration {
+    /// The application `name` this body registers.
+    pub fn into_application(self, name: String) -> Application {
+        Application {
+            name,
+            description: self.description,
+            url: self.url,
+            color: self.color,
+            icon: self.icon,
+            sdk_version: self.sdk_version,
+            strategies: self.strategies.unwrap_or_default(),
+            instances: self.instances,
+            ..Application::default()
+        }
+    }
+}

@@ -1,12 +1,12 @@
 //! The import body and the export document it carries, with the members
-//! that appear only there: context fields, feature tags, tag types,
-//! segment references and feature dependencies.
+//! that appear only there: feature tags, segment references and feature dependencies.
 
-use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
-use super::{Feature, FeatureEnvironment, FeatureStrategy, ParentDependency};
+use super::{
+    ContextField, Feature, FeatureEnvironment, FeatureStrategy, ParentDependency, TagType,
+};
 
 /// The body of the toggle import (`importTogglesSchema`): all three fields are
 /// required.
@@ -50,70 +50,6 @@ pub struct ExportData {
     pub dependencies: Option<Vec<FeatureDependencies>>,
 }
 
-/// A context field: only `name` is required.
-///
-/// Server rules on creation: name URL-friendly, 1–100 characters; description at most 250;
-/// legal values 1–100 characters and unique by value.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
-#[cfg_attr(feature = "http", derive(utoipa::ToSchema))]
-#[serde(rename_all = "camelCase")]
-pub struct ContextField {
-    /// The name of the context field.
-    pub name: String,
-    /// Description; nullable.
-    #[serde(
-        default,
-        deserialize_with = "super::double_option",
-        skip_serializing_if = "Option::is_none"
-    )]
-    pub description: Option<Option<String>>,
-    /// Whether the field can be used for stickiness calculation.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub stickiness: Option<bool>,
-    /// Sort position; also the tiebreaker for alphabetical sorting.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub sort_order: Option<i64>,
-    /// Creation time; nullable.
-    #[serde(
-        default,
-        with = "super::nullable_timestamp",
-        skip_serializing_if = "Option::is_none"
-    )]
-    pub created_at: Option<Option<DateTime<Utc>>>,
-    /// Usage count in features; nullable.
-    #[serde(
-        default,
-        deserialize_with = "super::double_option",
-        skip_serializing_if = "Option::is_none"
-    )]
-    pub used_in_features: Option<Option<i64>>,
-    /// Usage count in projects; nullable.
-    #[serde(
-        default,
-        deserialize_with = "super::double_option",
-        skip_serializing_if = "Option::is_none"
-    )]
-    pub used_in_projects: Option<Option<i64>>,
-    /// The allowed values.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub legal_values: Option<Vec<LegalValue>>,
-    /// Keys this version does not know (e.g. `project`, which Unleash 6.10.1 rejects), kept so
-    /// that round trips are exact.
-    #[serde(flatten, default, skip_serializing_if = "Map::is_empty")]
-    pub extra: Map<String, Value>,
-}
-
-/// An allowed value of a context field: `value` is required.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
-#[cfg_attr(feature = "http", derive(utoipa::ToSchema))]
-pub struct LegalValue {
-    /// The value, 1–100 characters.
-    pub value: String,
-    /// What the value means.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub description: Option<String>,
-}
-
 /// A tag applied to a feature: `featureName` and `tagValue` are required.
 ///
 /// The deprecated `type` and `value` (replaced by `tagType` and `tagValue`) are accepted and
@@ -143,36 +79,6 @@ pub struct FeatureTag {
         skip_serializing_if = "Option::is_none"
     )]
     pub created_by_user_id: Option<Option<i64>>,
-    /// Keys this version does not know, kept so that round trips are exact.
-    #[serde(flatten, default, skip_serializing_if = "Map::is_empty")]
-    pub extra: Map<String, Value>,
-}
-
-/// A tag type: only `name` is required.
-///
-/// Server rules: name URL-friendly, 2–50 characters; `color` matches `^#[0-9A-Fa-f]{6}$`.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
-#[cfg_attr(feature = "http", derive(utoipa::ToSchema))]
-pub struct TagType {
-    /// The name of the tag type.
-    pub name: String,
-    /// Description.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub description: Option<String>,
-    /// Icon; nullable.
-    #[serde(
-        default,
-        deserialize_with = "super::double_option",
-        skip_serializing_if = "Option::is_none"
-    )]
-    pub icon: Option<Option<String>>,
-    /// Colour, `#RRGGBB`; nullable. Unleash's schema has it.
-    #[serde(
-        default,
-        deserialize_with = "super::double_option",
-        skip_serializing_if = "Option::is_none"
-    )]
-    pub color: Option<Option<String>>,
     /// Keys this version does not know, kept so that round trips are exact.
     #[serde(flatten, default, skip_serializing_if = "Map::is_empty")]
     pub extra: Map<String, Value>,

@@ -1,11 +1,10 @@
-//! Features, their per-environment configuration, tags and parent
-//! dependencies.
+//! Features, their per-environment configuration and parent dependencies.
 
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
-use super::{FeatureStrategy, Variant};
+use super::{FeatureStrategy, Tag, Variant};
 
 /// A feature toggle as exported (element of `data.features`): only `name` is
 /// required.
@@ -196,26 +195,6 @@ pub struct FeatureEnvironment {
     /// round trips are exact.
     #[serde(flatten, default, skip_serializing_if = "Map::is_empty")]
     pub extra: Map<String, Value>,
-}
-
-/// A tag on a feature, as listed in the feature's `tags`: `{value, type}`.
-#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
-#[cfg_attr(feature = "http", derive(utoipa::ToSchema))]
-pub struct Tag {
-    /// The tag's value. Required.
-    pub value: String,
-    /// The tag type's name. Required; `simple` when absent.
-    #[serde(rename = "type", default = "Tag::default_type")]
-    pub tag_type: String,
-}
-
-impl Tag {
-    /// The tag type used when none is given: `simple`.
-    pub const DEFAULT_TYPE: &'static str = "simple";
-
-    fn default_type() -> String {
-        Self::DEFAULT_TYPE.to_owned()
-    }
 }
 
 /// A parent a feature depends on (experimental): `feature`

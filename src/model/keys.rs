@@ -1,8 +1,10 @@
 //! API keys as listed and stored: what a key may do, its type, and its description (never
-//! its secret).
+//! its secret); and the bodies and views of the HTTP API's key routes
+//! (`/api/admin/api-tokens`, `/api/admin/user-admin/{id}/tokens`), under Unleash's names.
 
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
+use serde_json::Value;
 
 use super::Grant;
 
@@ -136,11 +138,11 @@ impl ApiKeyInfo {
     }
 }
 
-/// What a request for a token asks for, by the fields of Unleash's `createApiTokenSchema`:
+/// What a request for an API key asks for, by the fields of Unleash's `createApiTokenSchema`:
 /// its `type` and its scope. What each type means is
 /// [`admin::token_access`](crate::admin::token_access).
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct TokenRequest {
+pub struct ApiKeyRequest {
     /// `admin`, `client` or `backend` (any case).
     pub token_type: String,
     /// The environment a client key is for; Unleash's `default` when absent.
@@ -150,4 +152,184 @@ pub struct TokenRequest {
     /// The projects a client key is for; every project when neither this nor `project` is
     /// named.
     pub projects: Option<Vec<String>>,
+}
+
+/// The body of `POST /api/admin/api-tokens` (Unleash's `createApiTokenSchema`).
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[cfg_attr(feature = "http", derive(utoipa::ToSchema), schema(as = NewToken))]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct ApiKeyBody {
+    /// A name for people (Unleash's `tokenName`).
+    #[serde(rename = "tokenName", default)]
+    pub name: Option<String>,
+    /// Deprecated name of `tokenName`.
+    #[serde(default)]
+    pub username: Option<String>,
+    /// `admin`, `client`, `backend` or `frontend` (any case).
+    #[serde(rename = "type")]
+    pub key_type: String,
+    /// The environment a client or frontend key is for.
+    #[serde(default)]
+    pub environment: Option<String>,
+    /// One project (Unleash's older field).
+    #[serde(default)]
+    pub project: Option<String>,
+    /// The projects a client or frontend key is for.
+    #[serde(default)]
+    pub projects: Option<Vec<String>>,
+    /// When the key stops working: an RFC 3339 date-time, or `null` for never. Kept as JSON
+    /// so that a value of the wrong shape is reported at `/expiresAt`.
+    #[serde(default)]
+    #[cfg_attr(feature = "http", schema(value_type = Option<String>, format = DateTime))]
+    pub expires_at: Option<Value>,
+}
+
+impl ApiKeyBody {
+    /// The type and scope this body asks for.
+    pub fn request(&self) -> ApiKeyRequest {
+        ApiKeyRequest {
+            token_type: self.key_type.clone(),
+            environment: self.environment.clone(),
+            project: self.project.clone(),
+            projects: self.projects.clone(),
+        }
+    }
+}
+
+/// A key as `/api/admin/api-tokens` shows it; `secret` only when it was just created.
+///
+/// * `type`: `admin` (every permission), `grants` (explicit grants, created through the
+///   library) or `user` (acts as the user `userId`).
+/// * `projects`: the projects the key is limited to, `["*"]` when it is not limited to some
+///   (an admin key, a key acting as a user — which may do what the user may do — or a key
+///   with a grant for every project); `project` is the same list joined with `,`, as in
+///   Unleash.
+/// * `environment`: the environment the key is limited to, `*` when it is not limited;
+///   several environments joined with `,`.
+/// * `expiresAt`: when the key stops working, `null` if never.
+/// * `access`: exactly what the key may do.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[cfg_attr(feature = "http", derive(utoipa::ToSchema), schema(as = TokenView))]
+#[serde(rename_all = "camelCase")]
+pub struct ApiKeyView {
+    /// The secret, in the creation response only.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub secret: Option<String>,
+    /// The key's public id (to revoke it).
+    pub id: uuid::Uuid,
+    /// A name for people (Unleash's `tokenName`).
+    #[serde(rename = "tokenName")]
+    pub name: String,
+    /// `admin`, `grants`, `user`, or a client key's type (`client`, `backend`, `frontend`).
+    #[serde(rename = "type")]
+    pub key_type: String,
+    /// `projects` joined with `,`, as in Unleash.
+    pub project: String,
+    /// The projects the key is limited to, `["*"]` when it is not limited to some.
+    pub projects: Vec<String>,
+    /// The environment the key is limited to, `*` when it is not limited; several
+    /// environments joined with `,`.
+    pub environment: String,
+    /// When the key stops working, `null` if never.
+    #[serde(with = "super::millis_timestamp::optional")]
+    #[cfg_attr(feature = "http", schema(value_type = Option<String>, format = DateTime))]
+    pub expires_at: Option<DateTime<Utc>>,
+    /// When it was created.
+    #[serde(with = "super::millis_timestamp")]
+    pub created_at: DateTime<Utc>,
+    /// The user a key of type `user` acts as.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub user_id: Option<i64>,
+    /// Exactly what the key may do.
+    #[cfg_attr(feature = "http", schema(value_type = KeyAccess))]
+    pub access: KeyAccess,
+}
+
+impl ApiKeyView {
+    /// How the HTTP API shows `info`; `secret` when it was just created.
+    pub fn new(info: ApiKeyInfo, secret: Option<String>) -> Self {
+        let all = || vec!["*".to_owned()];
+        let (key_type, projects, environments, user_id) = match &info.access {
+            KeyAccess::Admin => ("admin", all(), all(), None),
+            KeyAccess::User { user_id } => ("user", all(), all(), Some(*user_id)),
+            KeyAccess::Client {
+                token_type,
+                projects,
+                environment,
+            } => (
+                token_type.as_str(),
+                projects.clone(),
+                vec![environment.clone()],
+                None,
+            ),
+            KeyAccess::Grants { grants } => {
+                let scope = |of: fn(&Grant) -> Option<&str>| {
+                    let mut names: Vec<String> = Vec::new();
+                    for grant in grants {
+                        match of(grant) {
+                            None | Some("*") => return all(),
+                            Some(name) => names.push(name.to_owned()),
+                        }
+                    }
+                    names.sort();
+                    names.dedup();
+                    if names.is_empty() { all() } else { names }
+                };
+                (
+                    "grants",
+                    scope(|g| g.project.as_deref()),
+                    scope(|g| g.environment.as_deref()),
+                    None,
+                )
+            }
+        };
+        ApiKeyView {
+            secret,
+            id: info.id,
+            name: info.name,
+            key_type: key_type.to_owned(),
+            project: projects.join(","),
+            projects,
+            environment: environments.join(","),
+            expires_at: info.expires_at,
+            created_at: info.created_at,
+            user_id,
+            access: info.access,
+        }
+    }
+}
+
+/// The body of `POST /api/admin/user-admin/{id}/tokens`.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[cfg_attr(feature = "http", derive(utoipa::ToSchema), schema(as = NewUserToken))]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct PersonalApiKeyBody {
+    /// The key's name.
+    pub description: String,
+    /// When the key stops working: an RFC 3339 date-time, or `null` for never.
+    #[serde(default)]
+    #[cfg_attr(feature = "http", schema(value_type = Option<String>, format = DateTime))]
+    pub expires_at: Option<Value>,
+}
+
+/// A key that acts as a user, as created: Unleash's personal access token shape.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[cfg_attr(feature = "http", derive(utoipa::ToSchema), schema(as = UserTokenView))]
+#[serde(rename_all = "camelCase")]
+pub struct PersonalApiKeyView {
+    /// The key's public id.
+    pub id: uuid::Uuid,
+    /// The secret, shown only now.
+    pub secret: String,
+    /// The key's name.
+    pub description: String,
+    /// The user the key acts as.
+    pub user_id: i64,
+    /// When the key stops working, `null` if never.
+    #[serde(with = "super::millis_timestamp::optional")]
+    #[cfg_attr(feature = "http", schema(value_type = Option<String>, format = DateTime))]
+    pub expires_at: Option<DateTime<Utc>>,
+    /// When it was created.
+    #[serde(with = "super::millis_timestamp")]
+    pub created_at: DateTime<Utc>,
 }

@@ -13,6 +13,7 @@ mod application;
 mod catalog;
 mod client;
 mod client_metrics;
+mod context;
 mod edge;
 mod export;
 mod feature;
@@ -23,7 +24,9 @@ mod json;
 mod keys;
 mod permissions;
 mod project;
+mod segments;
 mod strategy;
+mod tags;
 mod users;
 mod variant;
 
@@ -32,6 +35,7 @@ pub use application::*;
 pub use catalog::*;
 pub use client::*;
 pub use client_metrics::*;
+pub use context::*;
 pub use edge::*;
 pub use export::*;
 pub use feature::*;
@@ -42,7 +46,9 @@ pub use json::Json;
 pub use keys::*;
 pub use permissions::*;
 pub use project::*;
+pub use segments::*;
 pub use strategy::*;
+pub use tags::*;
 pub use users::*;
 pub use variant::*;
 
@@ -119,8 +125,7 @@ pub(crate) mod nullable_timestamp {
 
 /// `with` module for a timestamp written as Unleash writes API tokens' dates: always with
 /// milliseconds, finer precision cut (`2024-01-01T00:00:00.000Z`). Only the HTTP API's key
-/// listings write it.
-#[cfg(feature = "http")]
+/// views write it.
 pub(crate) mod millis_timestamp {
     use chrono::{DateTime, SecondsFormat, Utc};
     use serde::Serializer;

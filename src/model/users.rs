@@ -165,3 +165,68 @@ pub struct NewRole {
     #[serde(default)]
     pub permissions: Vec<RolePermission>,
 }
+
+/// The body of `POST /api/admin/groups`, as Unleash takes it: members as
+/// `[{"user": {"id": 1}}]` (plain ids `[1]` are accepted too).
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[cfg_attr(feature = "http", derive(utoipa::ToSchema))]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct GroupBody {
+    /// The group's name.
+    pub name: String,
+    /// What the group is for.
+    #[serde(default)]
+    pub description: Option<String>,
+    /// Its members.
+    #[serde(default)]
+    pub users: Vec<GroupMember>,
+    /// Unleash's SSO mapping and root role; accepted and ignored.
+    #[serde(default)]
+    pub mappings_sso: Option<Vec<String>>,
+    /// Unleash's root role of the group; accepted and ignored.
+    #[serde(default)]
+    pub root_role: Option<Option<i64>>,
+}
+
+impl GroupBody {
+    /// The group to create.
+    pub fn into_new_group(self) -> NewGroup {
+        NewGroup {
+            users: self.users.iter().map(GroupMember::id).collect(),
+            name: self.name,
+            description: self.description,
+        }
+    }
+}
+
+/// A member of a group to create: `{"user": {"id": 1}}`, or the user id itself.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[cfg_attr(feature = "http", derive(utoipa::ToSchema))]
+#[serde(untagged)]
+pub enum GroupMember {
+    /// The user's id.
+    Id(i64),
+    /// `{"user": {"id": 1}}`, as Unleash takes it.
+    User {
+        /// The user.
+        user: GroupMemberUser,
+    },
+}
+
+impl GroupMember {
+    /// The member's user id.
+    pub fn id(&self) -> i64 {
+        match self {
+            GroupMember::Id(id) => *id,
+            GroupMember::User { user } => user.id,
+        }
+    }
+}
+
+/// `{"id": 1}`: the user's id.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[cfg_attr(feature = "http", derive(utoipa::ToSchema))]
+pub struct GroupMemberUser {
+    /// The user's id.
+    pub id: i64,
+}

@@ -15,8 +15,8 @@ use super::fields::Fields;
 use super::layout::{self, Page, seg};
 use super::session::Signed;
 use super::{Ui, csrf};
-use crate::access::{Group, Role, User};
 use crate::error::Error;
+use crate::model::{Group, Role, User};
 use crate::model::{ProjectAccessConfiguration, RoleAccess};
 
 /// What the page shows.

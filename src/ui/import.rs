@@ -19,7 +19,7 @@ use serde_json::Value;
 use super::layout::{self, Page, error_box};
 use super::session::Signed;
 use super::{Ui, csrf, plan};
-use crate::import::ValidationItem;
+use crate::model::ValidationItem;
 use crate::model::{Environment, ExportQuery, ImportMode, ImportReport, Project};
 
 /// What the import form holds.

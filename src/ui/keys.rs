@@ -11,8 +11,9 @@ use super::fields::Fields;
 use super::layout::{self, Page, seg};
 use super::session::Signed;
 use super::{Ui, csrf};
-use crate::auth::{KeyAccess, NewApiKey};
+use crate::auth::NewApiKey;
 use crate::error::Error;
+use crate::model::KeyAccess;
 
 fn access_text(access: &KeyAccess) -> String {
     match access {

@@ -36,6 +36,7 @@ mod applications;
 mod assets;
 mod csrf;
 mod events;
+mod features;
 mod fields;
 mod import;
 mod keys;
@@ -154,14 +155,14 @@ impl UiConfig {
             )
             .route("/sign-out", post(sign_in::sign_out))
             .route("/static/{file}", get(assets::serve))
-            .route("/projects/{project}", get(projects::features))
+            .route("/projects/{project}", get(features::features))
             .route(
                 "/projects/{project}/features/{feature}",
-                get(projects::feature),
+                get(features::feature),
             )
             .route(
                 "/projects/{project}/features/{feature}/environments/{environment}/enabled",
-                post(projects::set_enabled),
+                post(features::set_enabled),
             )
             .route(
                 "/projects/{project}/features/{feature}/environments/{environment}/variants",

@@ -9,7 +9,7 @@ use super::fields::Fields;
 use super::layout::{self, Page};
 use super::session::{Signed, cookie, secure};
 use super::{Ui, csrf};
-use crate::auth::KeyAccess;
+use crate::model::KeyAccess;
 
 /// `GET /sign-in`.
 pub(crate) async fn sign_in_page(State(ui): State<Ui>) -> Response {

@@ -1,7 +1,7 @@
 //! Profiling aid: 2,000 `patch_variants` on a MemoryStore (e.g. under `valgrind --tool=callgrind`).
 
 use serde_json::json;
-use toggle_admin::admin::NewFeature;
+use toggle_admin::model::NewFeature;
 use toggle_admin::model::{Environment, Project};
 use toggle_admin::{MemoryStore, ToggleAdmin};
 

@@ -1,7 +1,7 @@
 //! Users, keys and access configurations for the access and application tests.
 
 use serde_json::json;
-use toggle_admin::admin::NewUser;
+use toggle_admin::model::NewUser;
 use toggle_admin::model::{ProjectAccessConfiguration, RoleAccess};
 use toggle_admin::store::Event;
 use toggle_admin::{Caller, KeyAccess, ToggleAdmin};

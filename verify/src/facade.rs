@@ -1,7 +1,7 @@
 //! Shared set-up for the black-box tests: a store with a project, environments and a feature.
 
 use serde_json::{Value, json};
-use toggle_admin::admin::NewFeature;
+use toggle_admin::model::NewFeature;
 use toggle_admin::model::{Environment, FeatureVariants, Project};
 use toggle_admin::store::Event;
 use toggle_admin::{Caller, Error, MemoryStore, ToggleAdmin};

@@ -6,7 +6,7 @@ use axum::body::Body;
 use axum::http::{HeaderMap, Method, Request, StatusCode, header};
 use http_body_util::BodyExt;
 use serde_json::Value;
-use toggle_admin::admin::NewFeature;
+use toggle_admin::model::NewFeature;
 use toggle_admin::model::{Environment, Project};
 use toggle_admin::{Caller, Grant, KeyAccess, MemoryStore, ToggleAdmin};
 use tower::ServiceExt;

@@ -7,8 +7,9 @@ use std::net::SocketAddr;
 use std::time::Duration;
 
 use serde_json::{Value, json};
-use toggle_admin::admin::{NewFeature, PushConfig};
+use toggle_admin::admin::PushConfig;
 use toggle_admin::http::RouterConfig;
+use toggle_admin::model::NewFeature;
 use toggle_admin::model::{Environment, Project};
 use toggle_admin::{Caller, KeyAccess, MemoryStore, ToggleAdmin};
 use tokio::net::TcpListener;

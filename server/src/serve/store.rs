@@ -3,8 +3,8 @@
 
 use std::sync::Arc;
 
-use toggle_admin::admin::NewProject;
 use toggle_admin::model::Environment;
+use toggle_admin::model::NewProject;
 use toggle_admin::store::{FileStore, PostgresConfig, PostgresStore};
 use toggle_admin::{Error, MemoryStore, ToggleAdmin};
 

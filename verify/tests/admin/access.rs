@@ -8,8 +8,8 @@ use serde_json::json;
 use test_support::access::{access_events, add_blue, config, role, user_with_key};
 use test_support::facade::{all_events, patch, setup};
 use toggle_admin::access::{MEMBER_ROLE, OWNER_ROLE};
-use toggle_admin::admin::{NewGroup, NewRole, NewUser};
 use toggle_admin::model::ProjectAccessConfiguration;
+use toggle_admin::model::{NewGroup, NewRole, NewUser};
 use toggle_admin::{Permission, RolePermission};
 
 #[tokio::test]

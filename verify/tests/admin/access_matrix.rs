@@ -8,7 +8,7 @@ use test_support::access::{add_blue, config, role, user_with_key};
 use test_support::facade::{all_events, setup};
 use toggle_admin::Error;
 use toggle_admin::access::{MEMBER_ROLE, OWNER_ROLE};
-use toggle_admin::admin::NewGroup;
+use toggle_admin::model::NewGroup;
 use toggle_admin::model::ProjectAccessConfiguration;
 
 /// The callers of the matrix, each on a fresh store.

@@ -3,10 +3,10 @@
 
 use serde_json::{Value, json};
 use toggle_admin::access::OWNER_ROLE;
-use toggle_admin::admin::{NewFeature, NewGroup, NewRole, NewUser};
 use toggle_admin::model::{
     Application, Environment, Project, ProjectAccessConfiguration, RoleAccess,
 };
+use toggle_admin::model::{NewFeature, NewGroup, NewRole, NewUser};
 use toggle_admin::store::Event;
 use toggle_admin::{Caller, KeyAccess, Permission, RolePermission, ToggleAdmin};
 

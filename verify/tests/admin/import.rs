@@ -3,7 +3,7 @@
 
 use serde_json::{Value, json};
 use test_support::import::*;
-use toggle_admin::auth::{Grant, KeyAccess, Permission};
+use toggle_admin::model::{Grant, KeyAccess, Permission};
 use toggle_admin::model::{ImportBody, Operator};
 use toggle_admin::{Caller, Error, ToggleAdmin};
 

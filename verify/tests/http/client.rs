@@ -490,7 +490,7 @@ async fn documents_are_shared_between_requests_of_one_revision() {
         .await
         .unwrap();
     let client = t.admin.authenticate(Some(&key.secret)).await.unwrap();
-    let query = toggle_admin::admin::ClientFeaturesQuery::default();
+    let query = toggle_admin::model::ClientFeaturesQuery::default();
     let a = t.admin.client_features(&client, &query).await.unwrap();
     let b = t.admin.client_features(&client, &query).await.unwrap();
     assert!(std::sync::Arc::ptr_eq(&a.json, &b.json), "built once");

@@ -7,7 +7,7 @@ use std::sync::Arc;
 
 use axum::http::{Method, StatusCode};
 use serde_json::{Value, json};
-use toggle_admin::admin::NewFeature;
+use toggle_admin::model::NewFeature;
 use toggle_admin::model::{ContextField, Project};
 use toggle_admin::store::{FileStore, Store};
 use toggle_admin::{MemoryStore, ToggleAdmin};

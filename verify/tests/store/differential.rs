@@ -15,10 +15,10 @@ use std::collections::BTreeMap;
 use proptest::prelude::*;
 use serde_json::{Value, json};
 use test_support::store::TempDir;
-use toggle_admin::admin::{NewFeature, NewUser};
 use toggle_admin::model::{
     Application, Environment, Project, ProjectAccessConfiguration, RoleAccess,
 };
+use toggle_admin::model::{NewFeature, NewUser};
 use toggle_admin::store::FileStore;
 use toggle_admin::{Caller, MemoryStore, ToggleAdmin};
 

@@ -4,7 +4,7 @@
 
 use serde_json::json;
 use test_support::facade::{all_events, setup_on};
-use toggle_admin::admin::NewFeature;
+use toggle_admin::model::NewFeature;
 use toggle_admin::store::FileStore;
 use toggle_admin::{Caller, ToggleAdmin};
 

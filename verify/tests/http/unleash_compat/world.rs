@@ -2,7 +2,7 @@
 //! assume") and the keys standing in for Unleash's callers.
 
 use axum::Router;
-use toggle_admin::admin::NewUser;
+use toggle_admin::model::NewUser;
 use toggle_admin::model::{Environment, FeatureNaming, Project};
 use toggle_admin::{KeyAccess, ToggleAdmin};
 
