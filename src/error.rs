@@ -63,9 +63,7 @@ impl fmt::Display for ErrorDetail {
 /// | [`NotFound`](Error::NotFound) | `NotFoundError` | 404 |
 /// | [`NameExists`](Error::NameExists) | `NameExistsError` | 409 |
 /// | [`Contention`](Error::Contention) | `ConflictError` | 409 |
-/// | [`MethodNotAllowed`](Error::MethodNotAllowed) | `MethodNotAllowedError` | 405 |
-/// | [`PayloadTooLarge`](Error::PayloadTooLarge) | `PayloadTooLarge` | 413 |
-/// | [`ContentType`](Error::ContentType) | `ContentTypeError` | 415 |
+/// | [`TooManyRequests`](Error::TooManyRequests) | `TooManyRequests` | 429 |
 /// | [`Store`](Error::Store) | `InternalError` | 500 |
 /// | [`Internal`](Error::Internal) | `InternalError` | 500 |
 /// | [`ServiceUnavailable`](Error::ServiceUnavailable) | `ServiceUnavailable` | 503 |
@@ -74,6 +72,10 @@ impl fmt::Display for ErrorDetail {
 /// [`Store`](Error::Store) is a failure of the store (I/O, damaged data);
 /// [`Internal`](Error::Internal) is a bug of this crate (a value it cannot serialise, a
 /// handler that panicked). Neither is the client's fault; neither body says more than that.
+///
+/// The refusals only HTTP knows (a method the path does not take 405, a body too large 413 or
+/// not JSON 415) are not operations' errors: the HTTP layer has them (feature `http`,
+/// `http::HttpError`).
 ///
 /// Two store failures are conditions an operator can name and fix, and that pass by
 /// themselves once fixed, so they have kinds of their own: a database that cannot be reached
@@ -132,29 +134,11 @@ pub enum Error {
         /// Says what was contended.
         message: String,
     },
-    /// The path exists but not with this method (HTTP layer).
-    #[error("{message}")]
-    MethodNotAllowed {
-        /// The method and path that were refused.
-        message: String,
-    },
-    /// The request body is over the configured limit (HTTP layer).
-    #[error("{message}")]
-    PayloadTooLarge {
-        /// The limit that was exceeded.
-        message: String,
-    },
     /// Too many streams are open, over the server or over the key
     /// ([`PushConfig`](crate::admin::PushConfig)); the client may poll instead or retry later.
     #[error("{message}")]
     TooManyRequests {
         /// Which limit was reached.
-        message: String,
-    },
-    /// The request body is not JSON (HTTP layer).
-    #[error("{message}")]
-    ContentType {
-        /// The content type that was refused.
         message: String,
     },
     /// The store failed: I/O, corruption, a store that stopped after a failed write.
@@ -201,9 +185,6 @@ impl Error {
             Error::NotFound { .. } => "NotFoundError",
             Error::NameExists { .. } => "NameExistsError",
             Error::Contention { .. } => "ConflictError",
-            Error::MethodNotAllowed { .. } => "MethodNotAllowedError",
-            Error::PayloadTooLarge { .. } => "PayloadTooLarge",
-            Error::ContentType { .. } => "ContentTypeError",
             Error::TooManyRequests { .. } => "TooManyRequests",
             Error::Store(_) | Error::Internal { .. } => "InternalError",
             Error::ServiceUnavailable { .. } => "ServiceUnavailable",
@@ -219,9 +200,6 @@ impl Error {
             Error::NoAccess { .. } => 403,
             Error::NotFound { .. } => 404,
             Error::NameExists { .. } | Error::Contention { .. } => 409,
-            Error::MethodNotAllowed { .. } => 405,
-            Error::PayloadTooLarge { .. } => 413,
-            Error::ContentType { .. } => 415,
             Error::TooManyRequests { .. } => 429,
             Error::Store(_) | Error::Internal { .. } => 500,
             Error::ServiceUnavailable { .. } => 503,

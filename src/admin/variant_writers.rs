@@ -242,16 +242,7 @@ pub(super) fn echo(error: &Error) -> Error {
         Error::Contention { message } => Error::Contention {
             message: message.clone(),
         },
-        Error::MethodNotAllowed { message } => Error::MethodNotAllowed {
-            message: message.clone(),
-        },
-        Error::PayloadTooLarge { message } => Error::PayloadTooLarge {
-            message: message.clone(),
-        },
         Error::TooManyRequests { message } => Error::TooManyRequests {
-            message: message.clone(),
-        },
-        Error::ContentType { message } => Error::ContentType {
             message: message.clone(),
         },
         Error::Store(source) => Error::Store(echo_store(source)),
