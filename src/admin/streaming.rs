@@ -74,6 +74,18 @@ pub struct ClientStream {
     receiver: broadcast::Receiver<StreamMessage>,
     last: Revision,
     first: Option<Bytes>,
+    /// What the stream's events say.
+    format: StreamFormat,
+}
+
+/// What a stream's events say.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum StreamFormat {
+    /// Unleash's streaming protocol: `unleash-connected`, `unleash-updated` with the deltas.
+    Unleash,
+    /// OFREP's: an unnamed event `{"type":"refetchEvaluation"}` at the connection and at each
+    /// change the key can see (see `ofrep.rs`).
+    Refetch,
 }
 
 impl ClientStream {
@@ -99,7 +111,7 @@ impl ClientStream {
                     }
                     self.last = to;
                     if !text.is_empty() {
-                        return Some(text);
+                        return Some(self.render(text, to));
                     }
                 }
                 Ok(StreamMessage::KeepAlive) => return Some(Bytes::from_static(KEEP_ALIVE)),
@@ -143,11 +155,23 @@ impl ClientStream {
                 self.last = inner.revision;
                 return Some(None);
             }
+            Some(_) if self.format == StreamFormat::Refetch => Bytes::new(),
             Some(events) => encode_delta(events).ok()?,
+            None if self.format == StreamFormat::Refetch => Bytes::new(),
             None => inner.hydration().ok()?,
         };
         self.last = inner.revision;
-        Some(Some(sse_event("unleash-updated", inner.revision, &json)))
+        let text = sse_event("unleash-updated", inner.revision, &json);
+        Some(Some(self.render(text, inner.revision)))
+    }
+
+    /// `text`, an encoded `unleash-updated` event leading to `revision`, as this stream's
+    /// format says it.
+    fn render(&self, text: Bytes, revision: Revision) -> Bytes {
+        match self.format {
+            StreamFormat::Unleash => text,
+            StreamFormat::Refetch => refetch_event(revision),
+        }
     }
 }
 
@@ -168,17 +192,36 @@ impl ToggleAdmin {
         query: &ClientFeaturesQuery,
         last_event_id: Option<u64>,
     ) -> Result<ClientStream> {
+        self.open_stream(caller, query, last_event_id, StreamFormat::Unleash)
+            .await
+    }
+
+    /// [`client_stream`](Self::client_stream) in `format`.
+    pub(super) async fn open_stream(
+        &self,
+        caller: &Caller,
+        query: &ClientFeaturesQuery,
+        last_event_id: Option<u64>,
+        format: StreamFormat,
+    ) -> Result<ClientStream> {
         let scope = self.client_scope_for_push(caller).await?;
         let guard = self.register_stream(&caller.secret_hash)?;
         let history = self.client.push.scope(&(scope, delta_query(query)));
         let latest = self.store.revision().await?;
         let mut inner = history.inner.lock().await;
         self.refresh(&history, &mut inner, latest).await?;
-        let json = match last_event_id.and_then(|id| inner.since(id)) {
-            Some(events) => encode_delta(events)?,
-            None => inner.hydration()?,
+        let first = match format {
+            // Whatever changed between the evaluation and the connection: the client
+            // refetches (with its ETag, so an answer that did not change costs a 304).
+            StreamFormat::Refetch => refetch_event(inner.revision),
+            StreamFormat::Unleash => {
+                let json = match last_event_id.and_then(|id| inner.since(id)) {
+                    Some(events) => encode_delta(events)?,
+                    None => inner.hydration()?,
+                };
+                sse_event("unleash-connected", inner.revision, &json)
+            }
         };
-        let first = sse_event("unleash-connected", inner.revision, &json);
         let receiver = history.channel.subscribe();
         let last = inner.revision;
         drop(inner);
@@ -195,6 +238,7 @@ impl ToggleAdmin {
             receiver,
             last,
             first: Some(first),
+            format,
         })
     }
 
@@ -360,4 +404,13 @@ impl ToggleAdmin {
                 .broadcast(&StreamMessage::Revoked(Arc::new(revoked)));
         }
     }
+}
+
+/// OFREP's stream event for a change leading to `revision`: unnamed (the web provider
+/// listens to `message` events only), with its `id:`.
+fn refetch_event(revision: Revision) -> Bytes {
+    let id = super::delta::event_id(revision);
+    Bytes::from(format!(
+        "id: {id}\ndata: {{\"type\":\"refetchEvaluation\"}}\n\n"
+    ))
 }
