@@ -314,16 +314,19 @@ impl ToggleAdmin {
             _ => false,
         };
         if start {
-            handle.spawn(self.clone().pump());
+            // Subscribed here, not in the task: a commit between this stream's first read
+            // and the task's first poll still wakes it; and it starts with a refresh.
+            let mut local = self.client.push.committed.subscribe();
+            local.mark_changed();
+            handle.spawn(self.clone().pump(local));
         }
     }
 
     /// The pump: wakes on commits, notifications and timers, refreshes the streamed scopes,
     /// ends the streams of revoked keys; stops when no stream is open.
-    async fn pump(self) {
+    async fn pump(self, mut local: tokio::sync::watch::Receiver<Revision>) {
         let push = &self.client.push;
         let config = push.config();
-        let mut local = push.committed.subscribe();
         let mut remote = self.store.changes();
         let mut keep_alive = tokio::time::interval(config.keep_alive);
         let mut catch_up = tokio::time::interval(config.catch_up);

@@ -11,6 +11,8 @@ mod frontend;
 mod hostile;
 mod import;
 mod keys;
+mod ofrep;
+mod ofrep_push;
 mod readiness;
 mod robustness;
 mod router;
