@@ -504,3 +504,50 @@ async fn ofrep_streams_announce_changes_of_the_scope() {
     assert_eq!(response.status(), StatusCode::UNAUTHORIZED);
     let _ = header::ETAG;
 }
+
+/// The safety net for a lost notification: an instance that hears nothing of another's
+/// commit (two admins over one store, no notifications between them) still announces it,
+/// at its catch-up poll.
+#[tokio::test]
+async fn ofrep_streams_catch_up_on_changes_no_one_announced() {
+    let store: std::sync::Arc<dyn toggle_admin::Store> =
+        std::sync::Arc::new(toggle_admin::MemoryStore::new());
+    let writer = toggle_admin::ToggleAdmin::from_arc(store.clone());
+    let t = setup_on(writer).await;
+    flags(&t).await;
+    let key = token(&t, "frontend", &["p"]).await;
+    let reader = toggle_admin::ToggleAdmin::from_arc(store);
+    reader.set_push_config(toggle_admin::admin::PushConfig {
+        catch_up: Duration::from_millis(300),
+        ..Default::default()
+    });
+    let app = toggle_admin::http::router(reader);
+    let r = app
+        .clone()
+        .oneshot(
+            Request::builder()
+                .method(Method::POST)
+                .uri(FLAGS)
+                .header("authorization", &key)
+                .header("host", "h")
+                .body(Body::from("{}"))
+                .unwrap(),
+        )
+        .await
+        .unwrap();
+    let bytes = r.into_body().collect().await.unwrap().to_bytes();
+    let answer: Value = serde_json::from_slice(&bytes).unwrap();
+    let path = answer["eventStreams"][0]["url"].as_str().unwrap().trim_start_matches("http://h").to_owned();
+    let response = app
+        .oneshot(Request::builder().uri(path).body(Body::empty()).unwrap())
+        .await
+        .unwrap();
+    let mut body = response.into_body();
+    let mut buffer = String::new();
+    next_event(&mut body, &mut buffer).await;
+    ok(&t, Method::POST, "/api/admin/projects/p/features/h/environments/production/on", None).await;
+    let started = std::time::Instant::now();
+    let event = next_event(&mut body, &mut buffer).await;
+    assert!(event.contains("refetchEvaluation"), "{event}");
+    assert!(started.elapsed() < Duration::from_secs(2), "{:?}", started.elapsed());
+}

@@ -162,6 +162,12 @@ async fn ofrep_two_idle_instances_with_streams_open_cost_at_most_two_transaction
         .batch_execute(&format!("CREATE DATABASE \"{database}\""))
         .await
         .unwrap();
+    if std::env::var("OFREP_IDLE_LOG").is_ok() {
+        watcher
+            .batch_execute(&format!("ALTER DATABASE \"{database}\" SET log_statement = 'all'"))
+            .await
+            .unwrap();
+    }
     let own_url = match url.rsplit_once('/') {
         Some((server, _)) => format!("{server}/{database}"),
         None => panic!("{url} names no database"),
@@ -180,8 +186,9 @@ async fn ofrep_two_idle_instances_with_streams_open_cost_at_most_two_transaction
                 streams.push(stream);
             }
         }
-        // Settle, then measure an idle spell.
-        tokio::time::sleep(Duration::from_secs(2)).await;
+        // Settle (an idle session reports its statistics up to 10 s late), then measure an
+        // idle spell.
+        tokio::time::sleep(Duration::from_secs(11)).await;
         let before = transactions(&watcher, &database).await;
         let spell = Duration::from_secs(12);
         tokio::time::sleep(spell).await;
