@@ -265,25 +265,37 @@ impl ToggleAdmin {
         let now = Utc::now();
         let hour = now.duration_trunc(TimeDelta::hours(1)).unwrap_or(now);
         if let Ok(mut buffer) = self.client.metrics.buffer.lock() {
+            // One key reused for the look-ups: a bucket already counted costs no allocation.
+            let mut probe = (
+                String::new(),
+                application.to_owned(),
+                environment.to_owned(),
+                hour,
+            );
             for (feature, enabled, variant) in evaluations {
-                let bucket_key = (
-                    feature.to_owned(),
-                    application.to_owned(),
-                    environment.to_owned(),
-                    hour,
-                );
-                if buffer.len() >= MAX_BUFFERED && !buffer.contains_key(&bucket_key) {
-                    continue;
+                probe.0.clear();
+                probe.0.push_str(feature);
+                if !buffer.contains_key(&probe) {
+                    if buffer.len() >= MAX_BUFFERED {
+                        continue;
+                    }
+                    buffer.insert(probe.clone(), Counts::default());
                 }
-                let counts = buffer.entry(bucket_key).or_default();
+                let Some(counts) = buffer.get_mut(&probe) else {
+                    continue;
+                };
                 if enabled {
                     counts.yes = counts.yes.saturating_add(1);
                 } else {
                     counts.no = counts.no.saturating_add(1);
                 }
                 if let Some(variant) = variant {
-                    let n = counts.variants.entry(variant.to_owned()).or_default();
-                    *n = n.saturating_add(1);
+                    match counts.variants.get_mut(variant) {
+                        Some(n) => *n = n.saturating_add(1),
+                        None => {
+                            counts.variants.insert(variant.to_owned(), 1);
+                        }
+                    }
                 }
             }
         }

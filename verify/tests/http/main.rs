@@ -13,6 +13,7 @@ mod import;
 mod keys;
 mod ofrep;
 mod ofrep_push;
+mod ofrep_rust;
 mod readiness;
 mod robustness;
 mod router;
