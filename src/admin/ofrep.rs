@@ -50,8 +50,8 @@ use super::streaming::StreamFormat;
 use crate::auth::{ApiKeyInfo, Caller};
 use crate::error::{Error, ErrorDetail, Result};
 use crate::model::{
-    ClientFeaturesQuery, FrontendToggle, OfrepBulk, OfrepErrorCode, OfrepEvaluation,
-    OfrepFailure, OfrepFlag, OfrepReason,
+    ClientFeaturesQuery, FrontendToggle, OfrepBulk, OfrepErrorCode, OfrepEvaluation, OfrepFailure,
+    OfrepFlag, OfrepReason,
 };
 
 pub use super::streaming::ClientStream as OfrepStream;
@@ -117,8 +117,13 @@ impl ToggleAdmin {
                 ))
             })?;
         let toggle = evaluator.one(feature);
-        self.count(&evaluator, context, application, std::slice::from_ref(&toggle))
-            .await;
+        self.count(
+            &evaluator,
+            context,
+            application,
+            std::slice::from_ref(&toggle),
+        )
+        .await;
         Ok(flag(feature, toggle))
     }
 
@@ -304,7 +309,11 @@ fn flag(feature: &ClientFeature, toggle: FrontendToggle) -> OfrepFlag {
     let mut metadata = Map::new();
     metadata.insert("enabled".to_owned(), Value::Bool(toggle.enabled));
     let (value, reason, variant) = if !toggle.enabled {
-        (Value::Bool(false), OfrepReason::Disabled, "disabled".to_owned())
+        (
+            Value::Bool(false),
+            OfrepReason::Disabled,
+            "disabled".to_owned(),
+        )
     } else if !toggle.variant.enabled {
         let reason = if unconditional(feature) {
             OfrepReason::Static
@@ -420,8 +429,7 @@ fn answer_etag(document_etag: &str, context: &Context, window: i64) -> String {
     ] {
         part(field.as_deref());
     }
-    let mut properties: Vec<(&String, &String)> =
-        context.properties.iter().flatten().collect();
+    let mut properties: Vec<(&String, &String)> = context.properties.iter().flatten().collect();
     properties.sort();
     part(Some(&properties.len().to_string()));
     for (name, value) in properties {

@@ -387,9 +387,10 @@ impl ToggleAdmin {
                     // A revocation is a commit: the keys are read again when the store moved
                     // on, and otherwise only every REVOCATION_CHECK (for expiries), so that an
                     // idle catch-up costs the store one small read.
-                    let due = checked.is_none_or(|(revision, at): (Revision, std::time::Instant)| {
-                        revision != latest || at.elapsed() >= REVOCATION_CHECK
-                    });
+                    let due =
+                        checked.is_none_or(|(revision, at): (Revision, std::time::Instant)| {
+                            revision != latest || at.elapsed() >= REVOCATION_CHECK
+                        });
                     if due {
                         self.end_revoked_streams().await;
                         checked = Some((latest, std::time::Instant::now()));

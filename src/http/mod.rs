@@ -179,11 +179,11 @@ use crate::error::Error;
 
 pub use error::ApiError;
 pub use frontend::MAX_FRONTEND_QUERY;
-pub use ofrep::OFREP_EVENTS_PATH;
 pub use limits::{
     DEFAULT_BODY_READ_TIMEOUT, DEFAULT_COMPRESSION_MIN_SIZE, DEFAULT_HEADER_READ_TIMEOUT,
     DEFAULT_REQUEST_TIMEOUT, DEFAULT_SHUTDOWN_DEADLINE,
 };
+pub use ofrep::OFREP_EVENTS_PATH;
 pub use operations::PROMETHEUS_PATH;
 
 /// The default limit on request bodies: 16 MiB.

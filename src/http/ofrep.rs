@@ -125,7 +125,9 @@ impl From<Error> for OfrepError {
             _ => OfrepErrorCode::General,
         };
         let details = match &error {
-            Error::Validation { message, details, .. } => {
+            Error::Validation {
+                message, details, ..
+            } => {
                 let named: Vec<String> = details
                     .iter()
                     .map(|d| format!("{}: {}", d.path.as_deref().unwrap_or(""), d.message))
@@ -414,7 +416,9 @@ fn stream_url(headers: &HeaderMap, uri: &Uri, token: &str) -> Option<String> {
         Some("https") => "https",
         _ => uri.scheme_str().filter(|s| *s == "https").unwrap_or("http"),
     };
-    Some(format!("{scheme}://{host}{OFREP_EVENTS_PATH}?token={token}"))
+    Some(format!(
+        "{scheme}://{host}{OFREP_EVENTS_PATH}?token={token}"
+    ))
 }
 
 /// The stream of `refetchEvaluation` events the bulk answer names.

@@ -23,7 +23,10 @@ fn expected(toggle: &Value) -> Value {
     if variant["enabled"] != json!(true) {
         return json!({"value": true, "variant": "enabled", "reason": ["STATIC", "TARGETING_MATCH"]});
     }
-    let value = match (variant["payload"]["type"].as_str(), variant["payload"]["value"].as_str()) {
+    let value = match (
+        variant["payload"]["type"].as_str(),
+        variant["payload"]["value"].as_str(),
+    ) {
         (None, _) | (_, None) => json!(true),
         (Some("json"), Some(text)) => match serde_json::from_str::<Value>(text) {
             Ok(value) => value,
@@ -70,9 +73,18 @@ async fn ofrep_and_the_frontend_api_agree_on_every_flag_of_the_client_specificat
             admin_key: key.secret,
         };
         let setup = [
-            ("/api/admin/environments", json!({"name": "production", "type": "production"})),
-            ("/api/admin/projects", json!({"id": "default", "name": "Default", "environments": ["production"]})),
-            ("/api/admin/projects/default/environments", json!({"environment": "production"})),
+            (
+                "/api/admin/environments",
+                json!({"name": "production", "type": "production"}),
+            ),
+            (
+                "/api/admin/projects",
+                json!({"id": "default", "name": "Default", "environments": ["production"]}),
+            ),
+            (
+                "/api/admin/projects/default/environments",
+                json!({"environment": "production"}),
+            ),
         ];
         for (path, body) in setup {
             let _ = server.admin(Method::POST, path, Some(&body)).await;
@@ -87,10 +99,14 @@ async fn ofrep_and_the_frontend_api_agree_on_every_flag_of_the_client_specificat
             .await
             .unwrap();
         let token = token["secret"].as_str().unwrap();
-        let mut contexts: BTreeSet<String> = ["{}", r#"{"userId": "1"}"#, r#"{"userId": "123", "sessionId": "s-1", "properties": {"customField": "x"}}"#]
-            .into_iter()
-            .map(str::to_owned)
-            .collect();
+        let mut contexts: BTreeSet<String> = [
+            "{}",
+            r#"{"userId": "1"}"#,
+            r#"{"userId": "123", "sessionId": "s-1", "properties": {"customField": "x"}}"#,
+        ]
+        .into_iter()
+        .map(str::to_owned)
+        .collect();
         for test in suite["tests"]
             .as_array()
             .into_iter()
@@ -134,7 +150,12 @@ async fn ofrep_and_the_frontend_api_agree_on_every_flag_of_the_client_specificat
             }
         }
     }
-    assert!(failures.is_empty(), "{} disagreements:\n{}", failures.len(), failures.join("\n"));
+    assert!(
+        failures.is_empty(),
+        "{} disagreements:\n{}",
+        failures.len(),
+        failures.join("\n")
+    );
     assert!(compared > 500, "only {compared} flags compared");
     println!("{compared} flag evaluations agree");
 }

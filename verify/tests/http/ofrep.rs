@@ -23,8 +23,10 @@ async fn token(t: &Setup, kind: &str, projects: &[&str]) -> String {
         .call(
             Method::POST,
             "/api/admin/api-tokens",
-            Some(&json!({"tokenName": kind, "type": kind, "environment": "production",
-                         "projects": projects})),
+            Some(
+                &json!({"tokenName": kind, "type": kind, "environment": "production",
+                         "projects": projects}),
+            ),
         )
         .await;
     assert_eq!(r.status, StatusCode::CREATED, "{}", r.text());
@@ -40,9 +42,15 @@ fn feature(project: &str, name: &str) -> String {
 /// `pay-csv` (a variant with that payload for everyone), `bare` (a variant without a
 /// payload); `g` in project `other` (on).
 async fn flags(t: &Setup) {
-    let on = |project: &str, name: &str| format!("{}/environments/production/on", feature(project, name));
-    let strategy =
-        |project: &str, name: &str| format!("{}/environments/production/strategies", feature(project, name));
+    let on = |project: &str, name: &str| {
+        format!("{}/environments/production/on", feature(project, name))
+    };
+    let strategy = |project: &str, name: &str| {
+        format!(
+            "{}/environments/production/strategies",
+            feature(project, name)
+        )
+    };
     ok(
         t,
         Method::POST,
@@ -56,12 +64,20 @@ async fn flags(t: &Setup) {
         t,
         Method::PUT,
         &format!("{}/environments/production/variants", feature("p", "f")),
-        Some(&json!([{"name": "blue", "weight": 1000, "weightType": "variable",
-            "stickiness": "default", "payload": {"type": "string", "value": "sky"}}])),
+        Some(
+            &json!([{"name": "blue", "weight": 1000, "weightType": "variable",
+            "stickiness": "default", "payload": {"type": "string", "value": "sky"}}]),
+        ),
     )
     .await;
     ok(t, Method::POST, &on("p", "f"), None).await;
-    ok(t, Method::POST, &strategy("other", "g"), Some(&json!({"name": "default"}))).await;
+    ok(
+        t,
+        Method::POST,
+        &strategy("other", "g"),
+        Some(&json!({"name": "default"})),
+    )
+    .await;
     ok(t, Method::POST, &on("other", "g"), None).await;
     let payloads = [
         ("pay-json", Some(("json", "{\"color\": \"red\", \"n\": 2}"))),
@@ -82,7 +98,13 @@ async fn flags(t: &Setup) {
         )
         .await;
     }
-    ok(t, Method::POST, &strategy("p", "all"), Some(&json!({"name": "default"}))).await;
+    ok(
+        t,
+        Method::POST,
+        &strategy("p", "all"),
+        Some(&json!({"name": "default"})),
+    )
+    .await;
     ok(t, Method::POST, &on("p", "all"), None).await;
     ok(
         t,
@@ -99,7 +121,13 @@ async fn flags(t: &Setup) {
         if let Some((kind, value)) = payload {
             variant["payload"] = json!({"type": kind, "value": value});
         }
-        ok(t, Method::POST, &strategy("p", name), Some(&json!({"name": "default"}))).await;
+        ok(
+            t,
+            Method::POST,
+            &strategy("p", name),
+            Some(&json!({"name": "default"})),
+        )
+        .await;
         ok(
             t,
             Method::PUT,
@@ -125,7 +153,13 @@ async fn post(t: &Setup, path: &str, headers: &[(&str, &str)], body: &str) -> Re
         .unwrap();
     let status = response.status();
     let headers = response.headers().clone();
-    let body = response.into_body().collect().await.unwrap().to_bytes().to_vec();
+    let body = response
+        .into_body()
+        .collect()
+        .await
+        .unwrap()
+        .to_bytes()
+        .to_vec();
     Reply {
         status,
         headers,
@@ -142,7 +176,9 @@ async fn one(t: &Setup, key: &str, flag: &str, context: Value) -> Reply {
     )
     .await;
     assert!(
-        r.content_type().unwrap_or_default().starts_with("application/json"),
+        r.content_type()
+            .unwrap_or_default()
+            .starts_with("application/json"),
         "{:?}",
         r.headers
     );
@@ -196,17 +232,27 @@ async fn ofrep_evaluates_as_the_mapping_says() {
         let key = &key;
         async move { one(t, key, name, json!({"targetingKey": "9"})).await.json() }
     };
-    assert_eq!(value("pay-json").await["value"], json!({"color": "red", "n": 2}));
+    assert_eq!(
+        value("pay-json").await["value"],
+        json!({"color": "red", "n": 2})
+    );
     let int = value("pay-int").await;
     assert_eq!(int["value"], json!(42));
     assert!(int["value"].is_i64(), "{int}");
     assert_eq!(int["metadata"]["payloadType"], "number");
     let float = value("pay-float").await;
-    assert!(float["value"].is_f64() && float["value"] == json!(2.5), "{float}");
+    assert!(
+        float["value"].is_f64() && float["value"] == json!(2.5),
+        "{float}"
+    );
     assert_eq!(value("pay-csv").await["value"], "a,b,c");
     let bare = value("bare").await;
     assert_eq!(
-        (bare["value"].clone(), bare["variant"].clone(), bare["reason"].clone()),
+        (
+            bare["value"].clone(),
+            bare["variant"].clone(),
+            bare["reason"].clone()
+        ),
         (json!(true), json!("bare-v"), json!("SPLIT"))
     );
 
@@ -240,7 +286,12 @@ async fn ofrep_evaluates_as_the_mapping_says() {
         assert!(names.contains(&name), "{name}: {body}");
     }
     assert!(!names.contains(&"g"));
-    let f = body["flags"].as_array().unwrap().iter().find(|f| f["key"] == "f").unwrap();
+    let f = body["flags"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|f| f["key"] == "f")
+        .unwrap();
     assert_eq!(f["reason"], "DISABLED");
     assert_eq!(body["eventStreams"][0]["type"], "sse");
 }
@@ -268,7 +319,10 @@ async fn ofrep_keys_errors_and_bodies() {
     for (headers, status) in [
         (vec![], StatusCode::UNAUTHORIZED),
         (vec![("authorization", "nope")], StatusCode::UNAUTHORIZED),
-        (vec![("authorization", t.secret.as_str())], StatusCode::FORBIDDEN),
+        (
+            vec![("authorization", t.secret.as_str())],
+            StatusCode::FORBIDDEN,
+        ),
     ] {
         let r = post(&t, &single, &headers, "{}").await;
         assert_eq!(r.status, status, "{}", r.text());
@@ -281,13 +335,22 @@ async fn ofrep_keys_errors_and_bodies() {
     }
     let key = [("authorization", frontend.as_str())];
     // Any content type, or none, and an empty body.
-    for (content_type, body) in [("text/plain", "{}"), ("application/json", ""), ("", "{\"context\": null}")] {
+    for (content_type, body) in [
+        ("text/plain", "{}"),
+        ("application/json", ""),
+        ("", "{\"context\": null}"),
+    ] {
         let mut headers = key.to_vec();
         if !content_type.is_empty() {
             headers.push(("content-type", content_type));
         }
         let r = post(&t, &single, &headers, body).await;
-        assert_eq!(r.status, StatusCode::OK, "{content_type} {body}: {}", r.text());
+        assert_eq!(
+            r.status,
+            StatusCode::OK,
+            "{content_type} {body}: {}",
+            r.text()
+        );
     }
     // Malformed JSON: PARSE_ERROR; a context that is not an object: INVALID_CONTEXT.
     for (body, code) in [
@@ -295,7 +358,10 @@ async fn ofrep_keys_errors_and_bodies() {
         ("{\"context\": []}", "INVALID_CONTEXT"),
         ("{\"context\": \"x\"}", "INVALID_CONTEXT"),
         ("[]", "INVALID_CONTEXT"),
-        ("{\"context\": {\"currentTime\": \"yesterday\"}}", "INVALID_CONTEXT"),
+        (
+            "{\"context\": {\"currentTime\": \"yesterday\"}}",
+            "INVALID_CONTEXT",
+        ),
         ("{\"context\": {\"userId\": {\"a\": 1}}}", "INVALID_CONTEXT"),
     ] {
         for path in [FLAGS, single.as_str()] {
@@ -310,7 +376,10 @@ async fn ofrep_keys_errors_and_bodies() {
         }
     }
     // Over the body limit: 413 in OFREP's shape.
-    let big = format!("{{\"context\": {{\"p\": \"{}\"}}}}", "x".repeat(17 * 1024 * 1024));
+    let big = format!(
+        "{{\"context\": {{\"p\": \"{}\"}}}}",
+        "x".repeat(17 * 1024 * 1024)
+    );
     let r = post(&t, &single, &key, &big).await;
     assert_eq!(r.status, StatusCode::PAYLOAD_TOO_LARGE);
     assert_eq!(r.json()["key"], "f");
@@ -319,7 +388,9 @@ async fn ofrep_keys_errors_and_bodies() {
     let r = post(&t, &single, &key, &long).await;
     assert_eq!(r.json()["errorCode"], "INVALID_CONTEXT");
     // GET is not OFREP's method: 405, not 5xx.
-    let r = t.raw(Method::GET, FLAGS, Some(&frontend), None, Vec::new()).await;
+    let r = t
+        .raw(Method::GET, FLAGS, Some(&frontend), None, Vec::new())
+        .await;
     assert_eq!(r.status, StatusCode::METHOD_NOT_ALLOWED);
 }
 
@@ -331,20 +402,56 @@ async fn ofrep_bulk_etags_follow_the_flags_and_the_context() {
     let context = r#"{"context": {"targetingKey": "1", "plan": "pro"}}"#;
     let first = post(&t, FLAGS, &[("authorization", &key)], context).await;
     let etag = first.headers["etag"].to_str().unwrap().to_owned();
-    let again = post(&t, FLAGS, &[("authorization", &key), ("if-none-match", &etag)], context).await;
+    let again = post(
+        &t,
+        FLAGS,
+        &[("authorization", &key), ("if-none-match", &etag)],
+        context,
+    )
+    .await;
     assert_eq!(again.status, StatusCode::NOT_MODIFIED);
     assert_eq!(again.headers["etag"].to_str().unwrap(), etag);
     // A property changes: 200 and a new ETag.
     let other = r#"{"context": {"targetingKey": "1", "plan": "free"}}"#;
-    let changed = post(&t, FLAGS, &[("authorization", &key), ("if-none-match", &etag)], other).await;
+    let changed = post(
+        &t,
+        FLAGS,
+        &[("authorization", &key), ("if-none-match", &etag)],
+        other,
+    )
+    .await;
     assert_eq!(changed.status, StatusCode::OK);
     assert_ne!(changed.headers["etag"], etag.as_str());
     // A flag of the scope changes: 200 and a new ETag; one out of the scope: still 304.
-    ok(&t, Method::POST, "/api/admin/projects/other/features/g/environments/production/off", None).await;
-    let r = post(&t, FLAGS, &[("authorization", &key), ("if-none-match", &etag)], context).await;
+    ok(
+        &t,
+        Method::POST,
+        "/api/admin/projects/other/features/g/environments/production/off",
+        None,
+    )
+    .await;
+    let r = post(
+        &t,
+        FLAGS,
+        &[("authorization", &key), ("if-none-match", &etag)],
+        context,
+    )
+    .await;
     assert_eq!(r.status, StatusCode::NOT_MODIFIED);
-    ok(&t, Method::POST, "/api/admin/projects/p/features/h/environments/production/on", None).await;
-    let r = post(&t, FLAGS, &[("authorization", &key), ("if-none-match", &etag)], context).await;
+    ok(
+        &t,
+        Method::POST,
+        "/api/admin/projects/p/features/h/environments/production/on",
+        None,
+    )
+    .await;
+    let r = post(
+        &t,
+        FLAGS,
+        &[("authorization", &key), ("if-none-match", &etag)],
+        context,
+    )
+    .await;
     assert_eq!(r.status, StatusCode::OK);
     assert_ne!(r.headers["etag"], etag.as_str());
 }
@@ -369,11 +476,25 @@ async fn ofrep_answers_cors_by_name() {
         .to_str()
         .unwrap()
         .to_ascii_lowercase();
-    for name in ["content-type", "authorization", "x-api-key", "if-none-match"] {
+    for name in [
+        "content-type",
+        "authorization",
+        "x-api-key",
+        "if-none-match",
+    ] {
         assert!(allowed.contains(name), "{allowed}");
     }
     let key = token(&t, "frontend", &[]).await;
-    let r = post(&t, FLAGS, &[("authorization", &key), ("origin", "https://app.example.com")], "{}").await;
+    let r = post(
+        &t,
+        FLAGS,
+        &[
+            ("authorization", &key),
+            ("origin", "https://app.example.com"),
+        ],
+        "{}",
+    )
+    .await;
     assert_eq!(r.headers["access-control-allow-origin"], "*");
     assert!(
         r.headers["access-control-expose-headers"]
@@ -393,8 +514,16 @@ async fn ofrep_evaluations_count_in_usage_metrics() {
         let body = json!({"context": {"targetingKey": user, "appName": "shop"}}).to_string();
         post(&t, &format!("{FLAGS}/f"), &[("authorization", &key)], &body).await;
     }
-    post(&t, FLAGS, &[("authorization", &key), ("unleash-appname", "web")], "{}").await;
-    let usage = t.call(Method::GET, "/api/admin/client-metrics/features/f", None).await;
+    post(
+        &t,
+        FLAGS,
+        &[("authorization", &key), ("unleash-appname", "web")],
+        "{}",
+    )
+    .await;
+    let usage = t
+        .call(Method::GET, "/api/admin/client-metrics/features/f", None)
+        .await;
     let usage = usage.json();
     let counts: Vec<(String, u64, u64)> = usage["lastHourUsage"]
         .as_array()
@@ -438,9 +567,21 @@ async fn ofrep_streams_announce_changes_of_the_scope() {
     let t = setup().await;
     flags(&t).await;
     let key = token(&t, "frontend", &["p"]).await;
-    let r = post(&t, FLAGS, &[("authorization", &key), ("host", "flags.example.com")], "{}").await;
-    let url = r.json()["eventStreams"][0]["url"].as_str().unwrap().to_owned();
-    assert!(url.starts_with("http://flags.example.com/ofrep/v1/events?token="), "{url}");
+    let r = post(
+        &t,
+        FLAGS,
+        &[("authorization", &key), ("host", "flags.example.com")],
+        "{}",
+    )
+    .await;
+    let url = r.json()["eventStreams"][0]["url"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    assert!(
+        url.starts_with("http://flags.example.com/ofrep/v1/events?token="),
+        "{url}"
+    );
     assert!(!url.contains(&key), "the key itself is never in the URL");
     let path = url.trim_start_matches("http://flags.example.com");
     let request = Request::builder()
@@ -455,11 +596,29 @@ async fn ofrep_streams_announce_changes_of_the_scope() {
     let mut body = response.into_body();
     let mut buffer = String::new();
     let first = next_event(&mut body, &mut buffer).await;
-    assert!(first.contains("data: {\"type\":\"refetchEvaluation\"}"), "{first}");
-    assert!(first.starts_with("id: ") && !first.contains("event:"), "{first}");
+    assert!(
+        first.contains("data: {\"type\":\"refetchEvaluation\"}"),
+        "{first}"
+    );
+    assert!(
+        first.starts_with("id: ") && !first.contains("event:"),
+        "{first}"
+    );
     // A change out of the scope says nothing; one in it, a refetch.
-    ok(&t, Method::POST, "/api/admin/projects/other/features/g/environments/production/off", None).await;
-    ok(&t, Method::POST, "/api/admin/projects/p/features/h/environments/production/on", None).await;
+    ok(
+        &t,
+        Method::POST,
+        "/api/admin/projects/other/features/g/environments/production/off",
+        None,
+    )
+    .await;
+    ok(
+        &t,
+        Method::POST,
+        "/api/admin/projects/p/features/h/environments/production/on",
+        None,
+    )
+    .await;
     let started = std::time::Instant::now();
     let event = next_event(&mut body, &mut buffer).await;
     assert!(event.contains("refetchEvaluation"), "{event}");
@@ -485,7 +644,10 @@ async fn ofrep_streams_announce_changes_of_the_scope() {
         assert_eq!(response.status(), StatusCode::UNAUTHORIZED, "{path}");
     }
     // A revoked key's credential opens nothing.
-    let tokens = t.call(Method::GET, "/api/admin/api-tokens", None).await.json();
+    let tokens = t
+        .call(Method::GET, "/api/admin/api-tokens", None)
+        .await
+        .json();
     let id = tokens["tokens"]
         .as_array()
         .unwrap()
@@ -493,8 +655,17 @@ async fn ofrep_streams_announce_changes_of_the_scope() {
         .find(|k| k["type"] == "frontend")
         .unwrap()["id"]
         .clone();
-    let id = id.as_str().map(str::to_owned).unwrap_or_else(|| id.to_string());
-    ok(&t, Method::DELETE, &format!("/api/admin/api-tokens/{id}"), None).await;
+    let id = id
+        .as_str()
+        .map(str::to_owned)
+        .unwrap_or_else(|| id.to_string());
+    ok(
+        &t,
+        Method::DELETE,
+        &format!("/api/admin/api-tokens/{id}"),
+        None,
+    )
+    .await;
     let response = t
         .app
         .clone()
@@ -537,7 +708,11 @@ async fn ofrep_streams_catch_up_on_changes_no_one_announced() {
         .unwrap();
     let bytes = r.into_body().collect().await.unwrap().to_bytes();
     let answer: Value = serde_json::from_slice(&bytes).unwrap();
-    let path = answer["eventStreams"][0]["url"].as_str().unwrap().trim_start_matches("http://h").to_owned();
+    let path = answer["eventStreams"][0]["url"]
+        .as_str()
+        .unwrap()
+        .trim_start_matches("http://h")
+        .to_owned();
     let response = app
         .oneshot(Request::builder().uri(path).body(Body::empty()).unwrap())
         .await
@@ -545,9 +720,19 @@ async fn ofrep_streams_catch_up_on_changes_no_one_announced() {
     let mut body = response.into_body();
     let mut buffer = String::new();
     next_event(&mut body, &mut buffer).await;
-    ok(&t, Method::POST, "/api/admin/projects/p/features/h/environments/production/on", None).await;
+    ok(
+        &t,
+        Method::POST,
+        "/api/admin/projects/p/features/h/environments/production/on",
+        None,
+    )
+    .await;
     let started = std::time::Instant::now();
     let event = next_event(&mut body, &mut buffer).await;
     assert!(event.contains("refetchEvaluation"), "{event}");
-    assert!(started.elapsed() < Duration::from_secs(2), "{:?}", started.elapsed());
+    assert!(
+        started.elapsed() < Duration::from_secs(2),
+        "{:?}",
+        started.elapsed()
+    );
 }

@@ -132,14 +132,20 @@ async fn ofrep_a_change_on_one_instance_reaches_the_stream_on_another_within_a_s
             .await
             .unwrap();
         refetch(&mut stream, Duration::from_secs(1)).await;
-        eprintln!("refetch on the other instance after {:?}", started.elapsed());
+        eprintln!(
+            "refetch on the other instance after {:?}",
+            started.elapsed()
+        );
     }
 }
 
 /// Transactions the database `name` has run (committed and rolled back), as the statistics
 /// show them.
 async fn transactions(watcher: &tokio_postgres::Client, name: &str) -> i64 {
-    watcher.batch_execute("SELECT pg_stat_clear_snapshot()").await.unwrap();
+    watcher
+        .batch_execute("SELECT pg_stat_clear_snapshot()")
+        .await
+        .unwrap();
     let row = watcher
         .query_one(
             "SELECT (xact_commit + xact_rollback)::bigint FROM pg_stat_database WHERE datname = $1",
@@ -157,14 +163,19 @@ async fn ofrep_two_idle_instances_with_streams_open_cost_at_most_two_transaction
     };
     // A database of the test's own: its statistics count this test's transactions alone.
     let watcher = pg::admin(&url).await;
-    let database = format!("ta_idle_{}", &uuid::Uuid::new_v4().simple().to_string()[..12]);
+    let database = format!(
+        "ta_idle_{}",
+        &uuid::Uuid::new_v4().simple().to_string()[..12]
+    );
     watcher
         .batch_execute(&format!("CREATE DATABASE \"{database}\""))
         .await
         .unwrap();
     if std::env::var("OFREP_IDLE_LOG").is_ok() {
         watcher
-            .batch_execute(&format!("ALTER DATABASE \"{database}\" SET log_statement = 'all'"))
+            .batch_execute(&format!(
+                "ALTER DATABASE \"{database}\" SET log_statement = 'all'"
+            ))
             .await
             .unwrap();
     }
@@ -177,7 +188,10 @@ async fn ofrep_two_idle_instances_with_streams_open_cost_at_most_two_transaction
         let a = ToggleAdmin::new(schema.connect(4).await);
         let b = ToggleAdmin::new(schema.connect(4).await);
         let (caller, key) = populated(&a).await;
-        let apps = [toggle_admin::http::router(a.clone()), toggle_admin::http::router(b.clone())];
+        let apps = [
+            toggle_admin::http::router(a.clone()),
+            toggle_admin::http::router(b.clone()),
+        ];
         let mut streams = Vec::new();
         for app in &apps {
             for _ in 0..3 {
@@ -213,7 +227,9 @@ async fn ofrep_two_idle_instances_with_streams_open_cost_at_most_two_transaction
     };
     let per_second = measured.await;
     let _ = watcher
-        .batch_execute(&format!("DROP DATABASE IF EXISTS \"{database}\" WITH (FORCE)"))
+        .batch_execute(&format!(
+            "DROP DATABASE IF EXISTS \"{database}\" WITH (FORCE)"
+        ))
         .await;
     assert!(
         per_second <= 2.0,

@@ -27,7 +27,11 @@ async fn ofrep_the_rust_provider_reads_what_the_mapping_says() {
         ("object", Some(("json", "{\"a\": 1}"))),
     ] {
         let r = t
-            .call(Method::POST, "/api/admin/projects/p/features", Some(&json!({"name": name})))
+            .call(
+                Method::POST,
+                "/api/admin/projects/p/features",
+                Some(&json!({"name": name})),
+            )
             .await;
         assert!(r.status.is_success(), "{}", r.text());
         let mut strategy = json!({"name": "flexibleRollout",
@@ -37,7 +41,8 @@ async fn ofrep_the_rust_provider_reads_what_the_mapping_says() {
             strategy["variants"] = json!([{"name": "v", "weight": 1000, "weightType": "variable",
                 "stickiness": "default", "payload": {"type": kind, "value": value}}]);
         }
-        t.call(Method::POST, &strategies("p", name), Some(&strategy)).await;
+        t.call(Method::POST, &strategies("p", name), Some(&strategy))
+            .await;
         t.call(
             Method::POST,
             &format!("/api/admin/projects/p/features/{name}/environments/production/on"),
@@ -49,17 +54,21 @@ async fn ofrep_the_rust_provider_reads_what_the_mapping_says() {
         .call(
             Method::POST,
             "/api/admin/api-tokens",
-            Some(&json!({"tokenName": "rust", "type": "client", "environment": "production",
-                         "projects": ["p"]})),
+            Some(
+                &json!({"tokenName": "rust", "type": "client", "environment": "production",
+                         "projects": ["p"]}),
+            ),
         )
         .await;
     let key = r.json()["secret"].as_str().unwrap().to_owned();
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let addr = listener.local_addr().unwrap();
     let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
-    let served = tokio::spawn(RouterConfig::new().serve(t.admin.clone(), listener, async move {
-        let _ = stopped.await;
-    }));
+    let served = tokio::spawn(
+        RouterConfig::new().serve(t.admin.clone(), listener, async move {
+            let _ = stopped.await;
+        }),
+    );
     let mut headers = HeaderMap::new();
     headers.insert("authorization", HeaderValue::from_str(&key).unwrap());
     let provider = OfrepProvider::new(OfrepOptions {
@@ -80,10 +89,30 @@ async fn ofrep_the_rust_provider_reads_what_the_mapping_says() {
     assert!(!off.value);
     assert_eq!(off.variant.as_deref(), Some("disabled"));
     let text = provider.resolve_string_value("text", &user).await.unwrap();
-    assert_eq!((text.value.as_str(), text.variant.as_deref()), ("hello", Some("v")));
-    assert_eq!(provider.resolve_int_value("int", &user).await.unwrap().value, 42);
-    assert_eq!(provider.resolve_float_value("float", &user).await.unwrap().value, 2.5);
-    let object = provider.resolve_struct_value("object", &user).await.unwrap();
+    assert_eq!(
+        (text.value.as_str(), text.variant.as_deref()),
+        ("hello", Some("v"))
+    );
+    assert_eq!(
+        provider
+            .resolve_int_value("int", &user)
+            .await
+            .unwrap()
+            .value,
+        42
+    );
+    assert_eq!(
+        provider
+            .resolve_float_value("float", &user)
+            .await
+            .unwrap()
+            .value,
+        2.5
+    );
+    let object = provider
+        .resolve_struct_value("object", &user)
+        .await
+        .unwrap();
     assert!(object.value.fields.contains_key("a"), "{:?}", object.value);
     // A missing flag, and one of project `other` (out of the key's scope): FLAG_NOT_FOUND.
     for name in ["missing", "g"] {
