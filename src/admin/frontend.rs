@@ -126,17 +126,17 @@ impl ToggleAdmin {
             return Err(super::wrong_key_type());
         }
         Ok(self
-            .frontend_evaluator(caller, context)
+            .frontend_evaluator(scope, context)
             .await?
             .all(include_disabled))
     }
 
-    /// The evaluation of `caller`'s scope for `context`, for any key that reads the client
-    /// document (the caller decides which keys may): the frontend API and OFREP evaluate
-    /// through it, so that both give a context the same answer.
+    /// The evaluation of a key's `scope` for `context` (the caller decides which keys may):
+    /// the frontend API and OFREP evaluate through it, so that both give a context the same
+    /// answer.
     pub(super) async fn frontend_evaluator(
         &self,
-        caller: &Caller,
+        scope: super::client_scope::Scope,
         context: &Context,
     ) -> Result<Evaluator> {
         check_context(context)?;

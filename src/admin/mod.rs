@@ -27,9 +27,9 @@ mod flow;
 mod frontend;
 mod import;
 mod keys;
-mod permit;
 #[cfg(feature = "frontend")]
 mod ofrep;
+mod permit;
 mod projects;
 mod reader;
 pub(crate) mod records;
@@ -61,11 +61,11 @@ pub use delta::{DEFAULT_HISTORY_AGE, DEFAULT_HISTORY_EVENTS, DeltaAnswer, MAX_SC
 #[cfg(feature = "frontend")]
 pub use frontend::{MAX_CONTEXT_PROPERTIES, MAX_CONTEXT_VALUE};
 pub use keys::token_access;
-pub use permit::{Authority, Need, Permit};
 #[cfg(feature = "frontend")]
 pub use ofrep::{
     DEFAULT_OFREP_APPLICATION, OfrepAnswer, OfrepStream, STREAM_TOKEN_WINDOW_SECS, ofrep_context,
 };
+pub use permit::{Authority, Need, Permit};
 pub use streaming::ClientStream;
 
 pub(crate) use flow::{MAX_ATTEMPTS, Tx, contention, event};

@@ -43,10 +43,10 @@ use serde_json::{Map, Number, Value};
 use sha2::{Digest, Sha256};
 use unleash_types::client_features::{ClientFeature, Context};
 
-use super::ToggleAdmin;
 use super::frontend::Evaluator;
 use super::records::{api_key_key, decode};
 use super::streaming::StreamFormat;
+use super::{Authority, ToggleAdmin};
 use crate::auth::{ApiKeyInfo, Caller};
 use crate::error::{Error, ErrorDetail, Result};
 use crate::model::{
@@ -98,14 +98,14 @@ impl ToggleAdmin {
     /// A flag the key's scope does not hold → [`Error::NotFound`]; a context over the
     /// frontend API's limits → [`Error::Validation`]; an admin or user key →
     /// [`Error::NoAccess`]; a revoked or expired key → [`Error::AuthenticationRequired`].
-    pub async fn ofrep_evaluate_flag(
+    pub async fn ofrep_evaluate_flag<'a>(
         &self,
-        caller: &Caller,
+        authority: impl Into<Authority<'a>>,
         key: &str,
         context: &Context,
         application: Option<&str>,
     ) -> Result<OfrepFlag> {
-        let evaluator = self.ofrep_evaluator(caller, context).await?;
+        let (_, evaluator) = self.ofrep_evaluator(authority.into(), context).await?;
         let feature = evaluator
             .features()
             .iter()
@@ -131,14 +131,14 @@ impl ToggleAdmin {
     /// [`OfrepAnswer::NotModified`] when `if_none_match` names the answer's ETag (see the
     /// [module](self) docs); counted in the usage metrics as
     /// [`ofrep_evaluate_flag`](Self::ofrep_evaluate_flag) counts one flag. Errors as there.
-    pub async fn ofrep_evaluate_flags(
+    pub async fn ofrep_evaluate_flags<'a>(
         &self,
-        caller: &Caller,
+        authority: impl Into<Authority<'a>>,
         context: &Context,
         application: Option<&str>,
         if_none_match: Option<&str>,
     ) -> Result<OfrepAnswer> {
-        let evaluator = self.ofrep_evaluator(caller, context).await?;
+        let (caller, evaluator) = self.ofrep_evaluator(authority.into(), context).await?;
         let window = Utc::now().timestamp().div_euclid(STREAM_TOKEN_WINDOW_SECS);
         let etag = answer_etag(evaluator.document_etag(), context, window);
         if if_none_match.is_some_and(|header| etag_matches(header, &etag)) {
@@ -204,12 +204,18 @@ impl ToggleAdmin {
         .await
     }
 
-    /// The evaluator of a frontend or client key's scope.
-    async fn ofrep_evaluator(&self, caller: &Caller, context: &Context) -> Result<Evaluator> {
+    /// The evaluator of a frontend or client key's scope (the key of an SDK permit as it
+    /// was read, any other read afresh), with its caller.
+    async fn ofrep_evaluator(
+        &self,
+        authority: Authority<'_>,
+        context: &Context,
+    ) -> Result<(Caller, Evaluator)> {
+        let (caller, scope) = self.sdk_scope(authority).await?;
         if !caller.info.access.is_client() {
             return Err(super::wrong_key_type());
         }
-        self.frontend_evaluator(caller, context).await
+        Ok((caller, self.frontend_evaluator(scope, context).await?))
     }
 
     /// Count `toggles` in the usage metrics.

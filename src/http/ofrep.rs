@@ -43,10 +43,11 @@ use unleash_types::client_features::Context;
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 
+use crate::ToggleAdmin;
+use crate::admin::Permit;
 use crate::admin::{OfrepAnswer, OfrepStream, ofrep_context};
 use crate::error::Error;
 use crate::model::{OfrepErrorCode, OfrepEventStream, OfrepFailure, OfrepFlag};
-use crate::{Caller, ToggleAdmin};
 
 /// The path of the OFREP stream.
 pub const OFREP_EVENTS_PATH: &str = "/ofrep/v1/events";
@@ -192,8 +193,9 @@ type OfrepResult<T> = Result<T, OfrepError>;
 /// The caller's address, when the server provides it.
 type Peer = Option<Extension<ConnectInfo<SocketAddr>>>;
 
-/// The key of `Authorization` (as is, or after `Bearer `) or `X-API-Key`, authenticated.
-async fn caller(admin: &ToggleAdmin, headers: &HeaderMap) -> OfrepResult<Caller> {
+/// The key of `Authorization` (as is, or after `Bearer `) or `X-API-Key`, admitted as an
+/// SDK's key (its record read once for the request).
+async fn caller(admin: &ToggleAdmin, headers: &HeaderMap) -> OfrepResult<Permit> {
     let header = headers
         .get(header::AUTHORIZATION)
         .or_else(|| headers.get("x-api-key"));
@@ -214,7 +216,7 @@ async fn caller(admin: &ToggleAdmin, headers: &HeaderMap) -> OfrepResult<Caller>
             _ => s,
         }
     });
-    Ok(admin.authenticate(secret).await?)
+    Ok(admin.permit_sdk(secret).await?)
 }
 
 /// The context of a request body (see the [module](self) docs), the caller's address as
@@ -320,7 +322,7 @@ async fn evaluate_flag(
         let context = context(body, peer)?;
         Ok::<_, OfrepError>(
             admin
-                .ofrep_evaluate_flag(&caller, &key, &context, application(&headers))
+                .ofrep_evaluate_flag(caller, &key, &context, application(&headers))
                 .await?,
         )
     };
@@ -362,7 +364,7 @@ async fn evaluate_flags(
             .and_then(|v| v.to_str().ok());
         Ok::<_, OfrepError>(
             admin
-                .ofrep_evaluate_flags(&caller, &context, application(&headers), if_none_match)
+                .ofrep_evaluate_flags(caller, &context, application(&headers), if_none_match)
                 .await?,
         )
     };
