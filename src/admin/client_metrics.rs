@@ -249,25 +249,74 @@ impl ToggleAdmin {
                 buffer.entry(bucket_key).or_default().add(&counts);
             }
         }
+        self.flush_if_due().await;
+        Ok(())
+    }
+
+    /// Count evaluations made by this server (OFREP's, see `ofrep.rs`) as an SDK's report
+    /// would: each `(feature, enabled, variant)` once, for `application` in `environment`,
+    /// in the current hour; the buffer is written if the flush interval has passed.
+    pub(super) async fn count_evaluations<'a>(
+        &self,
+        environment: &str,
+        application: &str,
+        evaluations: impl Iterator<Item = (&'a str, bool, Option<&'a str>)>,
+    ) {
+        let now = Utc::now();
+        let hour = now.duration_trunc(TimeDelta::hours(1)).unwrap_or(now);
+        if let Ok(mut buffer) = self.client.metrics.buffer.lock() {
+            // One key reused for the look-ups: a bucket already counted costs no allocation.
+            let mut probe = (
+                String::new(),
+                application.to_owned(),
+                environment.to_owned(),
+                hour,
+            );
+            for (feature, enabled, variant) in evaluations {
+                probe.0.clear();
+                probe.0.push_str(feature);
+                if !buffer.contains_key(&probe) {
+                    if buffer.len() >= MAX_BUFFERED {
+                        continue;
+                    }
+                    buffer.insert(probe.clone(), Counts::default());
+                }
+                let Some(counts) = buffer.get_mut(&probe) else {
+                    continue;
+                };
+                if enabled {
+                    counts.yes = counts.yes.saturating_add(1);
+                } else {
+                    counts.no = counts.no.saturating_add(1);
+                }
+                if let Some(variant) = variant {
+                    match counts.variants.get_mut(variant) {
+                        Some(n) => *n = n.saturating_add(1),
+                        None => {
+                            counts.variants.insert(variant.to_owned(), 1);
+                        }
+                    }
+                }
+            }
+        }
+        self.flush_if_due().await;
+    }
+
+    /// Write the buffer if the flush interval has passed since the last write (a failure is
+    /// logged; the counts stay buffered).
+    async fn flush_if_due(&self) {
         let due = {
-            let last = *self
-                .client
-                .metrics
-                .last_flush
-                .lock()
-                .map_err(|_| poisoned())?;
-            let interval = *self
-                .client
-                .metrics
-                .flush_interval
-                .lock()
-                .map_err(|_| poisoned())?;
+            let Ok(last) = self.client.metrics.last_flush.lock().map(|t| *t) else {
+                return;
+            };
+            let Ok(interval) = self.client.metrics.flush_interval.lock().map(|t| *t) else {
+                return;
+            };
             last.elapsed() >= interval
         };
         if due && let Err(error) = self.flush_client_metrics().await {
             tracing::warn!(%error, "writing client metrics failed; they stay buffered");
         }
-        Ok(())
     }
 
     /// Write every buffered metric now, in one commit (retried on conflicts). On failure the

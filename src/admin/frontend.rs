@@ -14,7 +14,7 @@ use std::fmt;
 use std::sync::{Arc, Mutex};
 
 use chrono::{DateTime, SecondsFormat, Utc};
-use unleash_types::client_features::{ClientFeatures, Context};
+use unleash_types::client_features::{ClientFeature, ClientFeatures, Context};
 use unleash_yggdrasil::{EngineState, UpdateMessage};
 
 use super::ToggleAdmin;
@@ -125,6 +125,20 @@ impl ToggleAdmin {
         if !caller.info.access.is_frontend() {
             return Err(super::wrong_key_type());
         }
+        Ok(self
+            .frontend_evaluator(scope, context)
+            .await?
+            .all(include_disabled))
+    }
+
+    /// The evaluation of a key's `scope` for `context` (the caller decides which keys may):
+    /// the frontend API and OFREP evaluate through it, so that both give a context the same
+    /// answer.
+    pub(super) async fn frontend_evaluator(
+        &self,
+        scope: super::client_scope::Scope,
+        context: &Context,
+    ) -> Result<Evaluator> {
         check_context(context)?;
         let query = ClientFeaturesQuery {
             segments: true,
@@ -132,35 +146,87 @@ impl ToggleAdmin {
         };
         let document = self.client_document_in(scope, &query).await?;
         let engine = self.client.frontend.engine_for(&document.features);
-        let now;
         let context = if context.current_time.is_none() {
-            now = Context {
+            Context {
                 current_time: Some(Utc::now().to_rfc3339_opts(SecondsFormat::Millis, true)),
                 ..context.clone()
-            };
-            &now
+            }
         } else {
-            context
+            context.clone()
         };
-        Ok(evaluate(&engine, context, include_disabled))
+        Ok(Evaluator {
+            engine,
+            context,
+            etag: document.etag,
+        })
     }
 }
 
-/// Every flag of `engine` for `context` (the SDKs' way: `isEnabled`, then `getVariant` for
-/// the enabled ones).
-fn evaluate(engine: &Engine, context: &Context, include_disabled: bool) -> FrontendFeatures {
-    let mut toggles = Vec::with_capacity(if include_disabled {
-        engine.features.features.len()
-    } else {
-        engine.features.features.len() / 2
-    });
-    for feature in &engine.features.features {
-        let enabled = engine.state.is_enabled(&feature.name, context, &None);
-        if !enabled && !include_disabled {
-            continue;
+/// A scope's compiled flags and one context to evaluate them for.
+pub(super) struct Evaluator {
+    engine: Engine,
+    context: Context,
+    /// The ETag of the client document the engine was built from.
+    etag: Arc<str>,
+}
+
+impl Evaluator {
+    /// The flags of the scope, with their rules.
+    pub(super) fn features(&self) -> &[ClientFeature] {
+        &self.engine.features.features
+    }
+
+    /// The ETag of the scope's client document: it changes exactly when a flag of the scope
+    /// does.
+    pub(super) fn document_etag(&self) -> &str {
+        &self.etag
+    }
+
+    /// The environment the scope's flags are read in.
+    pub(super) fn environment(&self) -> Option<&str> {
+        self.engine
+            .features
+            .query
+            .as_ref()
+            .and_then(|q| q.environment.as_deref())
+    }
+
+    /// Every flag for the context (the SDKs' way: `isEnabled`, then `getVariant` for the
+    /// enabled ones).
+    pub(super) fn all(&self, include_disabled: bool) -> FrontendFeatures {
+        let features = self.features();
+        let mut toggles = Vec::with_capacity(if include_disabled {
+            features.len()
+        } else {
+            features.len() / 2
+        });
+        for feature in features {
+            let enabled = self
+                .engine
+                .state
+                .is_enabled(&feature.name, &self.context, &None);
+            if enabled || include_disabled {
+                toggles.push(self.toggle(feature, enabled));
+            }
         }
+        FrontendFeatures { toggles }
+    }
+
+    /// One flag for the context.
+    pub(super) fn one(&self, feature: &ClientFeature) -> FrontendToggle {
+        let enabled = self
+            .engine
+            .state
+            .is_enabled(&feature.name, &self.context, &None);
+        self.toggle(feature, enabled)
+    }
+
+    /// The answer for `feature`, `enabled` or not for the context: its variant if enabled.
+    fn toggle(&self, feature: &ClientFeature, enabled: bool) -> FrontendToggle {
+        let state = &self.engine.state;
+        let context = &self.context;
         let variant = if enabled {
-            let chosen = engine.state.get_variant(&feature.name, context, &None);
+            let chosen = state.get_variant(&feature.name, context, &None);
             FrontendVariant {
                 name: chosen.name,
                 enabled: chosen.enabled,
@@ -177,14 +243,13 @@ fn evaluate(engine: &Engine, context: &Context, include_disabled: bool) -> Front
                 payload: None,
             }
         };
-        toggles.push(FrontendToggle {
+        FrontendToggle {
             name: feature.name.clone(),
             enabled,
             impression_data: feature.impression_data.unwrap_or(false),
             variant,
-        });
+        }
     }
-    FrontendFeatures { toggles }
 }
 
 /// The limits of a context, and its `currentTime`'s form.

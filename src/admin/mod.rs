@@ -27,6 +27,8 @@ mod flow;
 mod frontend;
 mod import;
 mod keys;
+#[cfg(feature = "frontend")]
+mod ofrep;
 mod permit;
 mod projects;
 mod reader;
@@ -54,6 +56,10 @@ pub use delta::{DEFAULT_HISTORY_AGE, DEFAULT_HISTORY_EVENTS, DeltaAnswer, MAX_SC
 #[cfg(feature = "frontend")]
 pub use frontend::{MAX_CONTEXT_PROPERTIES, MAX_CONTEXT_VALUE};
 pub use keys::token_access;
+#[cfg(feature = "frontend")]
+pub use ofrep::{
+    DEFAULT_OFREP_APPLICATION, OfrepAnswer, OfrepStream, STREAM_TOKEN_WINDOW_SECS, ofrep_context,
+};
 pub use permit::{Authority, Need, Permit};
 pub use streaming::ClientStream;
 

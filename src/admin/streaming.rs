@@ -19,10 +19,13 @@
 //!   PostgresStore's `LISTEN`, for commits made by other instances);
 //! * the catch-up timer ([`PushConfig::catch_up`]): the safety net for a lost
 //!   notification;
-//! * the keep-alive timer ([`PushConfig::keep_alive`]): a comment to every stream.
+//! * the keep-alive timer ([`PushConfig::keep_alive`]): a comment to every stream, and
+//!   nothing else (no read of the store).
 //!
-//! After each wake it reads the records of the keys that hold streams: a revoked or expired
-//! key's streams end. A stream that falls behind its channel (64 messages) catches up from
+//! After each other wake it reads the store's revision and, when the store moved on (or
+//! once a minute), the records of the keys that hold streams: a revoked or expired key's
+//! streams end. So idle streams cost the store one small read per catch-up period and
+//! instance (two idle instances over PostgreSQL: about 0.4 transactions a second). A stream that falls behind its channel (64 messages) catches up from
 //! the history (or is sent a new hydration) rather than being dropped.
 //!
 //! [`ToggleAdmin::end_streams`] ends every stream (graceful shutdown).
@@ -45,6 +48,10 @@ use crate::store::{Collection, Key, Revision};
 
 /// The keep-alive comment.
 const KEEP_ALIVE: &[u8] = b": keep-alive\n\n";
+
+/// How often the streams' task reads the keys of open streams while the store does not move
+/// (to end the streams of keys that expired; a revocation moves the store).
+const REVOCATION_CHECK: std::time::Duration = std::time::Duration::from_secs(60);
 
 /// Counts a stream while it lives.
 #[derive(Debug)]
@@ -75,6 +82,18 @@ pub struct ClientStream {
     receiver: broadcast::Receiver<StreamMessage>,
     last: Revision,
     first: Option<Bytes>,
+    /// What the stream's events say.
+    format: StreamFormat,
+}
+
+/// What a stream's events say.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum StreamFormat {
+    /// Unleash's streaming protocol: `unleash-connected`, `unleash-updated` with the deltas.
+    Unleash,
+    /// OFREP's: an unnamed event `{"type":"refetchEvaluation"}` at the connection and at each
+    /// change the key can see (see `ofrep.rs`).
+    Refetch,
 }
 
 impl ClientStream {
@@ -100,7 +119,7 @@ impl ClientStream {
                     }
                     self.last = to;
                     if !text.is_empty() {
-                        return Some(text);
+                        return Some(self.render(text, to));
                     }
                 }
                 Ok(StreamMessage::KeepAlive) => return Some(Bytes::from_static(KEEP_ALIVE)),
@@ -144,11 +163,23 @@ impl ClientStream {
                 self.last = inner.revision;
                 return Some(None);
             }
+            Some(_) if self.format == StreamFormat::Refetch => Bytes::new(),
             Some(events) => encode_delta(events).ok()?,
+            None if self.format == StreamFormat::Refetch => Bytes::new(),
             None => inner.hydration().ok()?,
         };
         self.last = inner.revision;
-        Some(Some(sse_event("unleash-updated", inner.revision, &json)))
+        let text = sse_event("unleash-updated", inner.revision, &json);
+        Some(Some(self.render(text, inner.revision)))
+    }
+
+    /// `text`, an encoded `unleash-updated` event leading to `revision`, as this stream's
+    /// format says it.
+    fn render(&self, text: Bytes, revision: Revision) -> Bytes {
+        match self.format {
+            StreamFormat::Unleash => text,
+            StreamFormat::Refetch => refetch_event(revision),
+        }
     }
 }
 
@@ -169,17 +200,36 @@ impl ToggleAdmin {
         query: &ClientFeaturesQuery,
         last_event_id: Option<u64>,
     ) -> Result<ClientStream> {
+        self.open_stream(caller, query, last_event_id, StreamFormat::Unleash)
+            .await
+    }
+
+    /// [`client_stream`](Self::client_stream) in `format`.
+    pub(super) async fn open_stream(
+        &self,
+        caller: &Caller,
+        query: &ClientFeaturesQuery,
+        last_event_id: Option<u64>,
+        format: StreamFormat,
+    ) -> Result<ClientStream> {
         let scope = self.client_scope_for_push(caller).await?;
         let guard = self.register_stream(&caller.secret_hash)?;
         let history = self.client.push.scope(&(scope, delta_query(query)));
         let latest = self.store.revision().await?;
         let mut inner = history.inner.lock().await;
         self.refresh(&history, &mut inner, latest).await?;
-        let json = match last_event_id.and_then(|id| inner.since(id)) {
-            Some(events) => encode_delta(events)?,
-            None => inner.hydration()?,
+        let first = match format {
+            // Whatever changed between the evaluation and the connection: the client
+            // refetches (with its ETag, so an answer that did not change costs a 304).
+            StreamFormat::Refetch => refetch_event(inner.revision),
+            StreamFormat::Unleash => {
+                let json = match last_event_id.and_then(|id| inner.since(id)) {
+                    Some(events) => encode_delta(events)?,
+                    None => inner.hydration()?,
+                };
+                sse_event("unleash-connected", inner.revision, &json)
+            }
         };
-        let first = sse_event("unleash-connected", inner.revision, &json);
         let receiver = history.channel.subscribe();
         let last = inner.revision;
         drop(inner);
@@ -196,6 +246,7 @@ impl ToggleAdmin {
             receiver,
             last,
             first: Some(first),
+            format,
         })
     }
 
@@ -271,21 +322,25 @@ impl ToggleAdmin {
             _ => false,
         };
         if start {
-            handle.spawn(self.clone().pump());
+            // Subscribed here, not in the task: a commit between this stream's first read
+            // and the task's first poll still wakes it; and it starts with a refresh.
+            let mut local = self.client.push.committed.subscribe();
+            local.mark_changed();
+            handle.spawn(self.clone().pump(local));
         }
     }
 
     /// The pump: wakes on commits, notifications and timers, refreshes the streamed scopes,
     /// ends the streams of revoked keys; stops when no stream is open.
-    async fn pump(self) {
+    async fn pump(self, mut local: tokio::sync::watch::Receiver<Revision>) {
         let push = &self.client.push;
         let config = push.config();
-        let mut local = push.committed.subscribe();
         let mut remote = self.store.changes();
         let mut keep_alive = tokio::time::interval(config.keep_alive);
         let mut catch_up = tokio::time::interval(config.catch_up);
         keep_alive.tick().await;
         catch_up.tick().await;
+        let mut checked: Option<(Revision, std::time::Instant)> = None;
         loop {
             let stop = match push.streams.lock() {
                 Ok(mut counts) if counts.total == 0 => {
@@ -304,13 +359,23 @@ impl ToggleAdmin {
                     None => std::future::pending().await,
                 }
             };
-            tokio::select! {
-                _ = local.changed() => {}
-                ok = remote_changed => if !ok { remote = None; },
+            let keep_alive_only = tokio::select! {
+                _ = local.changed() => false,
+                ok = remote_changed => {
+                    if !ok {
+                        remote = None;
+                    }
+                    false
+                }
                 _ = keep_alive.tick() => {
                     push.broadcast(&StreamMessage::KeepAlive);
+                    true
                 }
-                _ = catch_up.tick() => {}
+                _ = catch_up.tick() => false,
+            };
+            // A keep-alive is a comment to the streams, not a question to the store.
+            if keep_alive_only {
+                continue;
             }
             match self.store.revision().await {
                 Ok(latest) => {
@@ -320,10 +385,23 @@ impl ToggleAdmin {
                             tracing::warn!(%error, "a stream scope could not be refreshed");
                         }
                     }
+                    // A revocation is a commit: the keys are read again when the store moved
+                    // on, and otherwise only every REVOCATION_CHECK (for expiries), so that an
+                    // idle catch-up costs the store one small read.
+                    let due =
+                        checked.is_none_or(|(revision, at): (Revision, std::time::Instant)| {
+                            revision != latest || at.elapsed() >= REVOCATION_CHECK
+                        });
+                    if due {
+                        self.end_revoked_streams().await;
+                        checked = Some((latest, std::time::Instant::now()));
+                    }
                 }
-                Err(error) => tracing::warn!(%error, "streams: the store's revision failed"),
+                Err(error) => {
+                    tracing::warn!(%error, "streams: the store's revision failed");
+                    self.end_revoked_streams().await;
+                }
             }
-            self.end_revoked_streams().await;
         }
     }
 
@@ -361,4 +439,13 @@ impl ToggleAdmin {
                 .broadcast(&StreamMessage::Revoked(Arc::new(revoked)));
         }
     }
+}
+
+/// OFREP's stream event for a change leading to `revision`: unnamed (the web provider
+/// listens to `message` events only), with its `id:`.
+fn refetch_event(revision: Revision) -> Bytes {
+    let id = super::delta::event_id(revision);
+    Bytes::from(format!(
+        "id: {id}\ndata: {{\"type\":\"refetchEvaluation\"}}\n\n"
+    ))
 }

@@ -70,17 +70,8 @@ async fn preflight() -> StatusCode {
 /// preflight, the headers the browser asks for (`Authorization`, `Content-Type`, the SDKs'
 /// `unleash-*`), `ETag` readable, preflights cached for two days (Unleash's `maxAge`).
 fn cors(origins: &[String]) -> CorsLayer {
-    let origin = if origins.is_empty() || origins.iter().any(|o| o.trim() == "*") {
-        AllowOrigin::any()
-    } else {
-        AllowOrigin::list(
-            origins
-                .iter()
-                .filter_map(|o| axum::http::HeaderValue::from_str(o.trim()).ok()),
-        )
-    };
     CorsLayer::new()
-        .allow_origin(origin)
+        .allow_origin(allow_origin(origins))
         .allow_methods(AllowMethods::list([
             axum::http::Method::GET,
             axum::http::Method::POST,
@@ -89,6 +80,20 @@ fn cors(origins: &[String]) -> CorsLayer {
         .allow_headers(AllowHeaders::mirror_request())
         .expose_headers([axum::http::header::ETAG])
         .max_age(std::time::Duration::from_secs(172_800))
+}
+
+/// The origins of [`RouterConfig::frontend_origins`](super::RouterConfig::frontend_origins)
+/// (`*` alone, or none: any), for the frontend API and OFREP.
+pub(super) fn allow_origin(origins: &[String]) -> AllowOrigin {
+    if origins.is_empty() || origins.iter().any(|o| o.trim() == "*") {
+        AllowOrigin::any()
+    } else {
+        AllowOrigin::list(
+            origins
+                .iter()
+                .filter_map(|o| axum::http::HeaderValue::from_str(o.trim()).ok()),
+        )
+    }
 }
 
 /// The admission of a frontend route: a frontend key (any other → 403, as in Unleash),

@@ -127,6 +127,9 @@
 //! | GET, POST | `/api/frontend` (frontend keys only; CORS) | GET: context in the query; POST: `{context}` | 200 `{toggles: [{name, enabled, impressionData, variant}]}`, the enabled flags |
 //! | GET, POST | `/api/frontend/all` (frontend keys only; CORS) | the same | 200 `{toggles}`, every flag |
 //! | POST | `/api/frontend/client/metrics`, `/api/frontend/client/register` (frontend keys only; CORS) | as the client API's | 200, no body |
+//! | POST | `/ofrep/v1/evaluate/flags/{key}` (frontend and client keys; CORS) | `{context}` | 200 `{key, value, reason, variant, metadata}`; OFREP's errors (`{key, errorCode, errorDetails}`) |
+//! | POST | `/ofrep/v1/evaluate/flags` (frontend and client keys; CORS) | `{context}`; `If-None-Match` | 200 `{flags, eventStreams}` with `ETag`; 304 |
+//! | GET | `/ofrep/v1/events?token=` (the bulk answer's credential; CORS) | | 200 `text/event-stream`: `refetchEvaluation` at each change |
 //! | GET | `/api/admin/openapi.json` (feature `openapi`; no key needed) | | 200 the OpenAPI 3.1 document ([`openapi()`]) |
 //! | GET | `/health` (no key needed) | | 200 `{"health": "GOOD"}` |
 //! | GET | `/ready` (no key needed) | | 200 `{"health": "GOOD"}` when the store commits, else 503 `{"health": "BAD"}` |
@@ -151,6 +154,7 @@ mod frontend;
 mod import;
 mod keys;
 mod limits;
+mod ofrep;
 mod openapi;
 mod operations;
 mod projects;
@@ -182,6 +186,7 @@ pub use limits::{
     DEFAULT_BODY_READ_TIMEOUT, DEFAULT_COMPRESSION_MIN_SIZE, DEFAULT_HEADER_READ_TIMEOUT,
     DEFAULT_REQUEST_TIMEOUT, DEFAULT_SHUTDOWN_DEADLINE,
 };
+pub use ofrep::OFREP_EVENTS_PATH;
 pub use operations::PROMETHEUS_PATH;
 
 /// The default limit on request bodies: 16 MiB.
@@ -324,6 +329,7 @@ fn api(frontend_origins: &[String]) -> OpenApiRouter<ToggleAdmin> {
         delta::routes(),
         streaming::routes(),
         frontend::routes(frontend_origins),
+        ofrep::routes(frontend_origins),
         edge::routes(),
         #[cfg(feature = "openapi")]
         openapi::routes(),

@@ -26,18 +26,18 @@ use toggle_admin::{MemoryStore, ToggleAdmin};
 use tower::ServiceExt;
 use unleash_yggdrasil::{Context, EngineState, UpdateMessage};
 
-const DIR: &str = concat!(
+pub(super) const DIR: &str = concat!(
     env!("CARGO_MANIFEST_DIR"),
     "/../tests/fixtures/client-specification"
 );
 
-struct Server {
-    app: axum::Router,
-    admin_key: String,
+pub(super) struct Server {
+    pub(super) app: axum::Router,
+    pub(super) admin_key: String,
 }
 
 impl Server {
-    async fn call(
+    pub(super) async fn call(
         &self,
         key: &str,
         method: Method,
@@ -68,7 +68,7 @@ impl Server {
         (status, value)
     }
 
-    async fn admin(
+    pub(super) async fn admin(
         &self,
         method: Method,
         path: &str,
@@ -88,7 +88,7 @@ impl Server {
 
 /// The spec's state through the admin API; the features that could not be expressed, each
 /// with why.
-async fn create_state(server: &Server, state: &Value) -> BTreeMap<String, String> {
+pub(super) async fn create_state(server: &Server, state: &Value) -> BTreeMap<String, String> {
     let mut refused = BTreeMap::new();
     // Context fields the constraints name, beyond the built-in ones.
     let mut fields = BTreeSet::new();

@@ -4,5 +4,7 @@
 #[cfg(feature = "http")]
 mod client_spec;
 mod name_order_icu;
+#[cfg(feature = "http")]
+mod ofrep_agreement;
 #[cfg(feature = "openapi")]
 mod openapi;
