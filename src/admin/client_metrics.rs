@@ -256,6 +256,7 @@ impl ToggleAdmin {
     /// Count evaluations made by this server (OFREP's, see `ofrep.rs`) as an SDK's report
     /// would: each `(feature, enabled, variant)` once, for `application` in `environment`,
     /// in the current hour; the buffer is written if the flush interval has passed.
+    #[cfg(feature = "frontend")]
     pub(super) async fn count_evaluations<'a>(
         &self,
         environment: &str,
