@@ -42,7 +42,10 @@ pub async fn run(args: ApplyArgs) -> Result<(), String> {
         if count == 1 { "" } else { "s" }
     );
     server
-        .post(&format!("/api/admin/features-batch/import?mode={mode}"), &body)
+        .post(
+            &format!("/api/admin/features-batch/import?mode={mode}"),
+            &body,
+        )
         .await
         .map_err(|failure| match failure {
             Failure::NoRoute => format!(

@@ -36,12 +36,13 @@ pub enum Planned {
 pub async fn run(args: PlanArgs) -> Result<Planned, String> {
     let body = args.document.body().await?;
     let server = Server::new(&args.connection)?;
-    let plan = fetch(&server, &body, args.document.mode())
-        .await
-        .map_err(|failure| match failure {
-            Failure::NoRoute => no_plan_route(server.base()),
-            Failure::Other(message) => message,
-        })?;
+    let plan =
+        fetch(&server, &body, args.document.mode())
+            .await
+            .map_err(|failure| match failure {
+                Failure::NoRoute => no_plan_route(server.base()),
+                Failure::Other(message) => message,
+            })?;
     let colour = Colour::for_stdout();
     let mut out = std::io::stdout().lock();
     let _ = out.write_all(render(&plan, colour).as_bytes());
@@ -170,12 +171,7 @@ pub fn render(plan: &ImportPlan, colour: Colour) -> String {
         }
         .ok();
     }
-    let count = |action| {
-        plan.features
-            .iter()
-            .filter(|f| f.action == action)
-            .count()
-    };
+    let count = |action| plan.features.iter().filter(|f| f.action == action).count();
     let _ = writeln!(
         out,
         "{}: {} to create, {} to update, {} unchanged, {} skipped{}.",
@@ -221,7 +217,9 @@ fn update_line(feature: &FeaturePlan, change: &PlanChange, colour: Colour) -> St
 fn catalogue(plan: &ImportPlan) -> String {
     match (plan.context_fields.len(), plan.tag_types.len()) {
         (0, 0) => String::new(),
-        (fields, types) => format!(", and {fields} context field(s), {types} tag type(s) to create"),
+        (fields, types) => {
+            format!(", and {fields} context field(s), {types} tag type(s) to create")
+        }
     }
 }
 

@@ -115,7 +115,9 @@ pub fn import_body(
         return Ok(Value::Object(members));
     }
     let (Some(project), Some(environment)) = (project, environment) else {
-        return Err("an export document: say where it goes with --project and --environment".into());
+        return Err(
+            "an export document: say where it goes with --project and --environment".into(),
+        );
     };
     Ok(json!({
         "project": project,
@@ -262,10 +264,7 @@ fn told(status: reqwest::StatusCode, error: Option<&Map<String, Value>>, bytes: 
         .flatten()
     {
         let path = detail.get("path").and_then(Value::as_str).unwrap_or("");
-        let message = detail
-            .get("message")
-            .and_then(Value::as_str)
-            .unwrap_or("");
+        let message = detail.get("message").and_then(Value::as_str).unwrap_or("");
         let _ = write!(out, "\n  {path}: {message}");
     }
     out
@@ -294,12 +293,10 @@ mod tests {
         assert_eq!(body["data"], bare);
         assert!(import_body(bare, Some("shop"), None).is_err());
 
-        let full = json!({"project": "shop", "environment": "production", "data": {"features": []}});
+        let full =
+            json!({"project": "shop", "environment": "production", "data": {"features": []}});
         assert_eq!(import_body(full.clone(), None, None).unwrap(), full);
-        assert_eq!(
-            import_body(full.clone(), Some("shop"), None).unwrap(),
-            full
-        );
+        assert_eq!(import_body(full.clone(), Some("shop"), None).unwrap(), full);
         assert!(import_body(full, Some("other"), None).is_err());
         assert!(import_body(json!([1]), Some("a"), Some("b")).is_err());
     }

@@ -457,7 +457,10 @@ pub async fn run(args: ServeArgs) -> Result<(), String> {
     {
         // The new store's generated key is shown once: not lost with the failed start.
         if let Some(secret) = &generated {
-            let _ = writeln!(std::io::stdout().lock(), "admin API key (shown once, keep it): {secret}");
+            let _ = writeln!(
+                std::io::stdout().lock(),
+                "admin API key (shown once, keep it): {secret}"
+            );
         }
         drop(admin);
         close();

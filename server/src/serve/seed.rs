@@ -68,7 +68,9 @@ impl SeedArgs {
         let Some(file) = &self.import_file else {
             return Ok(None);
         };
-        let document = read_json(file).await.map_err(|e| format!("--import-file {e}"))?;
+        let document = read_json(file)
+            .await
+            .map_err(|e| format!("--import-file {e}"))?;
         let body = import_body(
             document,
             Some(&self.import_project),
@@ -120,7 +122,11 @@ impl Seed {
             "imported the start-up file"
         );
         for warning in &report.warnings {
-            tracing::warn!(path = warning.path.as_deref().unwrap_or(""), "--import-file: {}", warning.message);
+            tracing::warn!(
+                path = warning.path.as_deref().unwrap_or(""),
+                "--import-file: {}",
+                warning.message
+            );
         }
         Ok(())
     }

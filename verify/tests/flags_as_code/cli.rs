@@ -23,7 +23,10 @@ async fn round_trip(store: &[&str]) {
     // Export, then plan the export against the server it came from: unchanged.
     let exported = dir.path().join("flags.json");
     let done = server
-        .command("export", &["--environment", "development", "--output", arg(&exported)])
+        .command(
+            "export",
+            &["--environment", "development", "--output", arg(&exported)],
+        )
         .await;
     assert_eq!(done.code, Some(0), "{done:?}");
     let plan = |file: &std::path::Path| {
@@ -36,18 +39,34 @@ async fn round_trip(store: &[&str]) {
     let done = server.command("plan", &args).await;
     assert_eq!(done.code, Some(0), "{done:?}");
     assert!(change_lines(&done.stdout).is_empty(), "{}", done.stdout);
-    assert!(done.stdout.contains("= 1 unchanged: checkout"), "{}", done.stdout);
-    assert!(!done.stdout.contains('\x1b'), "no colour off a terminal: {}", done.stdout);
+    assert!(
+        done.stdout.contains("= 1 unchanged: checkout"),
+        "{}",
+        done.stdout
+    );
+    assert!(
+        !done.stdout.contains('\x1b'),
+        "no colour off a terminal: {}",
+        done.stdout
+    );
 
     // Edit: the rollout, a new strategy, a removed constraint, a new flag.
     let mut edited: Value = serde_json::from_slice(&std::fs::read(&exported).unwrap()).unwrap();
     let strategies = edited["featureStrategies"].as_array_mut().unwrap();
     assert_eq!(strategies.len(), 1, "{edited}");
     strategies[0]["parameters"]["rollout"] = json!("50");
-    strategies[0]["constraints"].as_array_mut().unwrap().remove(0);
-    strategies.push(json!({"name": "default", "featureName": "checkout", "parameters": {},
-                           "constraints": [], "variants": [], "disabled": false, "segments": []}));
-    edited["features"].as_array_mut().unwrap().push(json!({"name": "search", "type": "experiment"}));
+    strategies[0]["constraints"]
+        .as_array_mut()
+        .unwrap()
+        .remove(0);
+    strategies.push(
+        json!({"name": "default", "featureName": "checkout", "parameters": {},
+                           "constraints": [], "variants": [], "disabled": false, "segments": []}),
+    );
+    edited["features"]
+        .as_array_mut()
+        .unwrap()
+        .push(json!({"name": "search", "type": "experiment"}));
     edited["featureEnvironments"].as_array_mut().unwrap().push(
         json!({"name": "search", "featureName": "search", "environment": "development", "enabled": false}),
     );
@@ -62,16 +81,19 @@ async fn round_trip(store: &[&str]) {
         done.stdout
     );
     assert!(
-        lines.iter().any(|l| l.starts_with(
-            r#"~ update checkout: /strategies/0/constraints/0 {"#
-        ) && l.contains(r#""contextName":"appName""#)
-            && l.ends_with("→ (none)")),
+        lines.iter().any(
+            |l| l.starts_with(r#"~ update checkout: /strategies/0/constraints/0 {"#)
+                && l.contains(r#""contextName":"appName""#)
+                && l.ends_with("→ (none)")
+        ),
         "{}",
         done.stdout
     );
     assert!(
-        lines.iter().any(|l| l.starts_with("~ update checkout: /strategies/1 (none) → {")
-            && l.contains(r#""name":"default""#)),
+        lines.iter().any(
+            |l| l.starts_with("~ update checkout: /strategies/1 (none) → {")
+                && l.contains(r#""name":"default""#)
+        ),
         "{}",
         done.stdout
     );
@@ -80,13 +102,25 @@ async fn round_trip(store: &[&str]) {
     // Apply, then the same file plans as unchanged.
     let done = server.command("apply", &args).await;
     assert_eq!(done.code, Some(0), "{done:?}");
-    assert!(done.stdout.contains("Applied: 1 created, 1 updated, 0 unchanged"), "{}", done.stdout);
-    assert!(done.stderr.contains("importing 2 flags…"), "{}", done.stderr);
+    assert!(
+        done.stdout
+            .contains("Applied: 1 created, 1 updated, 0 unchanged"),
+        "{}",
+        done.stdout
+    );
+    assert!(
+        done.stderr.contains("importing 2 flags…"),
+        "{}",
+        done.stderr
+    );
     let done = server.command("plan", &args).await;
     assert_eq!(done.code, Some(0), "{done:?}");
     assert!(done.stdout.contains("= 2 unchanged"), "{}", done.stdout);
     let rollout = &server.feature("checkout").await["environments"];
-    assert!(rollout.to_string().contains(r#""rollout":"50""#), "{rollout}");
+    assert!(
+        rollout.to_string().contains(r#""rollout":"50""#),
+        "{rollout}"
+    );
 
     // Drift: a person turns checkout off; the next plan says so.
     server.turn_off("checkout").await;
@@ -126,7 +160,16 @@ async fn round_trip_over_postgres() {
 async fn usage_errors_exit_1() {
     for args in [
         &["plan"][..],
-        &["plan", "x.json", "--url", "http://127.0.0.1:9", "--key", KEY, "--mode", "merge"],
+        &[
+            "plan",
+            "x.json",
+            "--url",
+            "http://127.0.0.1:9",
+            "--key",
+            KEY,
+            "--mode",
+            "merge",
+        ],
         &["apply", "x.json", "--no-such-flag"],
         &["export", "--url", "http://127.0.0.1:9"],
     ] {
@@ -142,11 +185,15 @@ async fn an_unreachable_server_and_a_bad_file_exit_1() {
     let file = dir.path().join("flags.json");
     write(&file, &document());
     // Nothing listens there: a port bound and closed again.
-    let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
     let url = format!("http://127.0.0.1:{port}");
     let target = ["--project", "default", "--environment", "development"];
     for command in ["plan", "apply"] {
-        let mut args = vec![command, arg(&file), "--url", &url, "--key", KEY];
+        let mut args = vec![command, arg(&file), "--url", url.as_str(), "--key", KEY];
         args.extend_from_slice(&target);
         let done = run(&args, &[]).await;
         assert_eq!(done.code, Some(1), "{done:?}");
@@ -154,15 +201,40 @@ async fn an_unreachable_server_and_a_bad_file_exit_1() {
     }
     // The variables stand for --url and --key.
     let done = run(
-        &["plan", arg(&file), "--project", "default", "--environment", "development"],
-        &[("TOGGLE_ADMIN_URL", &url), ("TOGGLE_ADMIN_KEY", KEY)],
+        &[
+            "plan",
+            arg(&file),
+            "--project",
+            "default",
+            "--environment",
+            "development",
+        ],
+        &[
+            ("TOGGLE_ADMIN_URL", url.as_str()),
+            ("TOGGLE_ADMIN_KEY", KEY),
+        ],
     )
     .await;
     assert_eq!(done.code, Some(1), "{done:?}");
     assert!(done.stderr.contains("cannot reach"), "{done:?}");
     // Not JSON.
     std::fs::write(&file, "{not json").unwrap();
-    let done = run(&["plan", arg(&file), "--url", &url, "--key", KEY, "--project", "default", "--environment", "development"], &[]).await;
+    let done = run(
+        &[
+            "plan",
+            arg(&file),
+            "--url",
+            url.as_str(),
+            "--key",
+            KEY,
+            "--project",
+            "default",
+            "--environment",
+            "development",
+        ],
+        &[],
+    )
+    .await;
     assert_eq!(done.code, Some(1), "{done:?}");
     assert!(done.stderr.contains("not a JSON document"), "{done:?}");
 }
@@ -199,18 +271,42 @@ async fn a_server_without_the_plan_route_exits_1_and_says_so() {
     write(&file, &document());
     let url = answering_404().await;
     let done = run(
-        &["plan", arg(&file), "--url", &url, "--key", KEY, "--project", "default", "--environment", "development"],
+        &[
+            "plan",
+            arg(&file),
+            "--url",
+            url.as_str(),
+            "--key",
+            KEY,
+            "--project",
+            "default",
+            "--environment",
+            "development",
+        ],
         &[],
     )
     .await;
     assert_eq!(done.code, Some(1), "{done:?}");
     assert!(done.stderr.contains("cannot plan"), "{done:?}");
-    assert!(done.stderr.contains("/api/admin/features-batch/plan"), "{done:?}");
+    assert!(
+        done.stderr.contains("/api/admin/features-batch/plan"),
+        "{done:?}"
+    );
     // A path under which the real server has no such route: its JSON 404 names the path.
     let server = Server::start(&["--memory"], &[]).await;
     let done = run(
-        &["plan", arg(&file), "--url", &format!("{}/nothing-here", server.url), "--key", KEY,
-          "--project", "default", "--environment", "development"],
+        &[
+            "plan",
+            arg(&file),
+            "--url",
+            format!("{}/nothing-here", server.url).as_str(),
+            "--key",
+            KEY,
+            "--project",
+            "default",
+            "--environment",
+            "development",
+        ],
         &[],
     )
     .await;
@@ -218,7 +314,16 @@ async fn a_server_without_the_plan_route_exits_1_and_says_so() {
     assert!(done.stderr.contains("cannot plan"), "{done:?}");
     // A missing project is the server's 404, told as such, not a missing route.
     let done = server
-        .command("plan", &[arg(&file), "--project", "nope", "--environment", "development"])
+        .command(
+            "plan",
+            &[
+                arg(&file),
+                "--project",
+                "nope",
+                "--environment",
+                "development",
+            ],
+        )
         .await;
     assert_eq!(done.code, Some(1), "{done:?}");
     assert!(!done.stderr.contains("cannot plan"), "{done:?}");

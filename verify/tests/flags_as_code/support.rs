@@ -15,7 +15,10 @@ pub const KEY: &str = "flags-as-code-test-admin-key-0123456789abcdef";
 /// `toggle-admin ARGS` with none of the variables the tests set by flag.
 pub fn program(args: &[&str]) -> Command {
     let mut command = Command::new(server_binary());
-    command.args(args).env("RUST_LOG", "warn").kill_on_drop(true);
+    command
+        .args(args)
+        .env("RUST_LOG", "warn")
+        .kill_on_drop(true);
     for var in [
         "TOGGLE_ADMIN_DATA",
         "TOGGLE_ADMIN_MEMORY",
@@ -121,12 +124,17 @@ impl Server {
     pub async fn command(&self, command: &str, args: &[&str]) -> Finished {
         let mut all = vec![command];
         all.extend_from_slice(args);
-        all.extend_from_slice(&["--url", &self.url, "--key", KEY]);
+        all.extend_from_slice(&["--url", self.url.as_str(), "--key", KEY]);
         run(&all, &[]).await
     }
 
     /// An admin API call: its status and JSON body (`null` when empty).
-    pub async fn api(&self, method: reqwest::Method, path: &str, body: Option<Value>) -> (u16, Value) {
+    pub async fn api(
+        &self,
+        method: reqwest::Method,
+        path: &str,
+        body: Option<Value>,
+    ) -> (u16, Value) {
         let client = reqwest::Client::new();
         let mut request = client
             .request(method, format!("{}{path}", self.url))
@@ -147,7 +155,9 @@ impl Server {
 
     /// How many events the log holds.
     pub async fn event_count(&self) -> u64 {
-        let (status, body) = self.api(reqwest::Method::GET, "/api/admin/events", None).await;
+        let (status, body) = self
+            .api(reqwest::Method::GET, "/api/admin/events", None)
+            .await;
         assert_eq!(status, 200, "{body}");
         body["totalEvents"].as_u64().unwrap()
     }
@@ -183,7 +193,9 @@ impl Server {
         let (status, body) = self
             .api(
                 reqwest::Method::POST,
-                &format!("/api/admin/projects/default/features/{name}/environments/development/off"),
+                &format!(
+                    "/api/admin/projects/default/features/{name}/environments/development/off"
+                ),
                 None,
             )
             .await;
