@@ -24,7 +24,7 @@ struct Cli {
 #[derive(Debug, Subcommand)]
 enum Command {
     /// Serve the admin API, the SDKs' APIs and the admin page over a store.
-    Serve(serve::ServeArgs),
+    Serve(Box<serve::ServeArgs>),
     /// Say what applying a file would change on a server; exit 0 no changes, 2 changes, 1 error.
     Plan(plan::PlanArgs),
     /// Apply a file to a server (one atomic import) and say what it did.
@@ -66,7 +66,7 @@ pub fn run(args: impl IntoIterator<Item = OsString>) -> ExitCode {
     };
     let done = runtime.block_on(async {
         match cli.command {
-            Command::Serve(args) => serve::run(args).await.map(|()| ExitCode::SUCCESS),
+            Command::Serve(args) => serve::run(*args).await.map(|()| ExitCode::SUCCESS),
             Command::Plan(args) => plan::run(args).await.map(|planned| match planned {
                 plan::Planned::NoChanges => ExitCode::SUCCESS,
                 plan::Planned::Changes => ExitCode::from(CHANGES),

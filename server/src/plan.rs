@@ -238,6 +238,7 @@ fn abbreviated(names: &[&str], at_most: usize) -> String {
 }
 
 #[cfg(test)]
+#[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
     use serde_json::json;
