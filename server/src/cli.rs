@@ -2,14 +2,16 @@
 //! one `match`.
 //!
 //! Exit status: 0 when the command did its job (and for `--help`, `--version`), 1 for a usage
-//! error (an unknown flag, a bad value: clap's own default is 2) and for a failure at run time.
+//! error (an unknown flag, a bad value: clap's own default is 2) and for a failure at run time,
+//! 2 only for `plan` finding changes (Terraform's detailed exit code: 2 never means anything
+//! else).
 
 use std::ffi::OsString;
 use std::process::ExitCode;
 
 use clap::{CommandFactory, FromArgMatches, Parser, Subcommand};
 
-use crate::serve;
+use crate::{apply, export, plan, serve};
 
 /// A feature-toggle service wire-compatible with Unleash's admin, client and frontend APIs.
 #[derive(Debug, Parser)]
@@ -22,11 +24,20 @@ struct Cli {
 #[derive(Debug, Subcommand)]
 enum Command {
     /// Serve the admin API, the SDKs' APIs and the admin page over a store.
-    Serve(serve::ServeArgs),
+    Serve(Box<serve::ServeArgs>),
+    /// Say what applying a file would change on a server; exit 0 no changes, 2 changes, 1 error.
+    Plan(plan::PlanArgs),
+    /// Apply a file to a server (one atomic import) and say what it did.
+    Apply(apply::ApplyArgs),
+    /// Write a project's flags in one environment as an export document.
+    Export(export::ExportArgs),
 }
 
 /// The exit status of a usage error and of a failure.
 const FAILURE: u8 = 1;
+
+/// The exit status of `plan` when something would change.
+const CHANGES: u8 = 2;
 
 /// Parse `args` (the program's name first), run the command, and say how it went.
 pub fn run(args: impl IntoIterator<Item = OsString>) -> ExitCode {
@@ -55,11 +66,17 @@ pub fn run(args: impl IntoIterator<Item = OsString>) -> ExitCode {
     };
     let done = runtime.block_on(async {
         match cli.command {
-            Command::Serve(args) => serve::run(args).await,
+            Command::Serve(args) => serve::run(*args).await.map(|()| ExitCode::SUCCESS),
+            Command::Plan(args) => plan::run(args).await.map(|planned| match planned {
+                plan::Planned::NoChanges => ExitCode::SUCCESS,
+                plan::Planned::Changes => ExitCode::from(CHANGES),
+            }),
+            Command::Apply(args) => apply::run(args).await.map(|()| ExitCode::SUCCESS),
+            Command::Export(args) => export::run(args).await.map(|()| ExitCode::SUCCESS),
         }
     });
     match done {
-        Ok(()) => ExitCode::SUCCESS,
+        Ok(code) => code,
         Err(message) => {
             eprintln!("error: {message}");
             ExitCode::from(FAILURE)

@@ -1,7 +1,11 @@
 //! `toggle-admin`: the toggle-admin server and its commands. `toggle-admin --help` lists the
 //! commands, `toggle-admin serve --help` the server's flags.
 
+mod apply;
 mod cli;
+mod export;
+mod plan;
+mod remote;
 mod serve;
 
 /// mimalloc rather than the system's allocator (feature `mimalloc`, on by default): more

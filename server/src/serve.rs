@@ -12,6 +12,11 @@
 //!   `TOGGLE_ADMIN_BOOTSTRAP_KEY` is set (at least 32 characters), that value becomes the first
 //!   admin key instead. It then creates the environments `development` and `production` and
 //!   the project `default` with both, as Unleash ships.
+//! * With `--import-file FILE` (`IMPORT_FILE`), imports FILE, an export document, into
+//!   `--import-project` (default `default`) and `--import-environment` (default
+//!   `development`) at every start, before it answers; `--import-mode create-missing` (the
+//!   default) leaves existing features as they are, `replace` makes them as the file says. A
+//!   broken file stops the start (see `seed`).
 //! * Prints `listening on http://ADDR` once it accepts connections.
 //! * SIGTERM or Ctrl-C: stops accepting, lets the requests in flight finish (at most
 //!   `--shutdown-timeout` seconds), then closes the store. Every acknowledged write is already
@@ -32,8 +37,10 @@ use toggle_admin::http::{
 use toggle_admin::store::PostgresConfig;
 use toggle_admin::ui::{DEFAULT_BASE_PATH, SecureCookie, UiConfig};
 
+use seed::SeedArgs;
 use store::{Store, bootstrap, open};
 
+mod seed;
 mod store;
 
 /// Shown after the flags in `--help`.
@@ -50,6 +57,9 @@ RUST_LOG: the log filter (default info); logs go to stderr.";
 pub struct ServeArgs {
     #[command(flatten)]
     storage: Storage,
+
+    #[command(flatten)]
+    seed: SeedArgs,
 
     /// The PostgresStore's schema (default toggle_admin)
     #[arg(long, env = "DATABASE_SCHEMA", value_name = "NAME")]
@@ -437,9 +447,25 @@ pub async fn run(args: ServeArgs) -> Result<(), String> {
     let prometheus = PrometheusBuilder::new()
         .install_recorder()
         .map_err(|e| format!("installing the metrics recorder: {e}"))?;
+    // A broken file stops the start before the store is even opened.
+    let seed = args.seed.read().await?;
     let (admin, close) = open(store).await?;
     admin.set_push_config(args.push_config());
     let generated = bootstrap(&admin).await?;
+    if let Some(seed) = &seed
+        && let Err(message) = seed.run(&admin).await
+    {
+        // The new store's generated key is shown once: not lost with the failed start.
+        if let Some(secret) = &generated {
+            let _ = writeln!(
+                std::io::stdout().lock(),
+                "admin API key (shown once, keep it): {secret}"
+            );
+        }
+        drop(admin);
+        close();
+        return Err(message);
+    }
     let listener = tokio::net::TcpListener::bind(&addr)
         .await
         .map_err(|e| format!("--addr {addr}: {e}"))?;

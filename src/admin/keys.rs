@@ -315,6 +315,42 @@ impl ToggleAdmin {
         Ok(caller)
     }
 
+    /// The deployment's first admin key, as a caller, without its secret: the oldest admin
+    /// key that is neither revoked nor expired (the one
+    /// [`bootstrap_admin_key`](Self::bootstrap_admin_key) created, while it lives); `None`
+    /// when there is none.
+    ///
+    /// For the process that holds this `ToggleAdmin` to act on its own account where no
+    /// secret is at hand: the `toggle-admin` server imports `--import-file` at start-up this
+    /// way, on every start, without writing a key of its own (which would leave events at
+    /// each start). What it does is recorded under that key's name, as if its secret had
+    /// been presented, and the key's revocation stops it as it stops the key. It takes no
+    /// secret, so it must never be reachable from a request; whoever holds the `ToggleAdmin`
+    /// can write to its store anyway.
+    pub async fn first_admin_caller(&self) -> Result<Option<Caller>> {
+        let listing = self.store.list(Collection::ApiKeys, "").await?;
+        let now = Utc::now();
+        let mut first: Option<Caller> = None;
+        for (hash, record) in listing.records {
+            let key = api_key_key(&hash);
+            let stored: StoredKey = decode(&key, &record.value)?;
+            if stored.info.access != KeyAccess::Admin || stored.info.is_expired_at(now) {
+                continue;
+            }
+            if first
+                .as_ref()
+                .is_none_or(|f| stored.info.created_at < f.info.created_at)
+            {
+                first = Some(Caller {
+                    secret_hash: hash,
+                    info: stored.info,
+                    revision: record.revision,
+                });
+            }
+        }
+        Ok(first)
+    }
+
     /// The public id of the key whose secret is `secret`, expired or not; `None` if there
     /// is none (unknown or revoked). For revoking a key by its secret, as Unleash allows.
     pub async fn api_key_id(&self, secret: &str) -> Result<Option<uuid::Uuid>> {
