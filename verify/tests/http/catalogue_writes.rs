@@ -1,0 +1,334 @@
+//! The catalogue's writes through the router: segments updated, deleted and attached,
+//! context fields, strategy definitions, tag types and tags changed and deleted; in-use
+//! deletions refused naming the flags; an event per change; over memory, file and
+//! PostgreSQL stores.
+
+use std::sync::Arc;
+
+use axum::http::{Method, StatusCode};
+use serde_json::{Value, json};
+use test_support::http::{Reply, Setup, setup_on};
+use test_support::store::TempDir;
+use toggle_admin::store::{FileStore, Store};
+use toggle_admin::{MemoryStore, ToggleAdmin};
+
+const TOKENS: &str = "/api/admin/api-tokens";
+const PROD: &str = "/api/admin/projects/p/features/f/environments/production";
+
+async fn ok(t: &Setup, method: Method, path: &str, body: Option<&Value>) -> Value {
+    let r = t.call(method, path, body).await;
+    assert!(r.status.is_success(), "{path}: {} {}", r.status, r.text());
+    if r.body.is_empty() {
+        Value::Null
+    } else {
+        r.json()
+    }
+}
+
+async fn secret(t: &Setup, kind: &str) -> String {
+    let body = json!({"tokenName": kind, "type": kind, "environment": "production"});
+    ok(t, Method::POST, TOKENS, Some(&body)).await["secret"]
+        .as_str()
+        .unwrap()
+        .to_owned()
+}
+
+/// The event types recorded, oldest first.
+async fn event_types(t: &Setup) -> Vec<String> {
+    let events = ok(t, Method::GET, "/api/admin/events", None).await;
+    let mut types: Vec<(i64, String)> = events["events"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| {
+            (
+                e["id"].as_i64().unwrap(),
+                e["type"].as_str().unwrap().to_owned(),
+            )
+        })
+        .collect();
+    types.sort();
+    types.into_iter().map(|(_, t)| t).collect()
+}
+
+async fn last_event(t: &Setup) -> String {
+    event_types(t).await.pop().unwrap_or_default()
+}
+
+fn enabled(reply: &Reply, flag: &str) -> bool {
+    reply.json()["toggles"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .any(|t| t["name"] == flag && t["enabled"] == true)
+}
+
+async fn segments(t: &Setup, store: &dyn Store) {
+    ok(
+        t,
+        Method::POST,
+        "/api/admin/context",
+        Some(&json!({"name": "region", "legalValues": [{"value": "eu"}, {"value": "us"}]})),
+    )
+    .await;
+    let eu = json!({"name": "eu", "constraints": [
+        {"contextName": "region", "operator": "IN", "values": ["eu"]}
+    ]});
+    let id = ok(t, Method::POST, "/api/admin/segments", Some(&eu)).await["id"]
+        .as_i64()
+        .unwrap();
+    let other = ok(
+        t,
+        Method::POST,
+        "/api/admin/segments",
+        Some(&json!({"name": "other-only", "project": "other"})),
+    )
+    .await["id"]
+        .as_i64()
+        .unwrap();
+
+    // Validate: free 204, taken 409, invalid 400.
+    let r = t
+        .call(
+            Method::POST,
+            "/api/admin/segments/validate",
+            Some(&json!({"name": "free"})),
+        )
+        .await;
+    assert_eq!(r.status, StatusCode::NO_CONTENT, "{}", r.text());
+    t.call(
+        Method::POST,
+        "/api/admin/segments/validate",
+        Some(&json!({"name": "eu"})),
+    )
+    .await
+    .error(StatusCode::CONFLICT, "NameExistsError");
+    t.call(
+        Method::POST,
+        "/api/admin/segments/validate",
+        Some(&json!({"name": ""})),
+    )
+    .await
+    .error(StatusCode::BAD_REQUEST, "ValidationError");
+
+    // A strategy on f in production, without segments, then attached.
+    let strategy = ok(
+        t,
+        Method::POST,
+        &format!("{PROD}/strategies"),
+        Some(&json!({"name": "default"})),
+    )
+    .await["id"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    ok(t, Method::POST, &format!("{PROD}/on"), None).await;
+    let attach = json!({"projectId": "p", "strategyId": strategy, "environmentId": "production", "segmentIds": [id]});
+    let r = t
+        .call(
+            Method::POST,
+            "/api/admin/segments/strategies",
+            Some(&attach),
+        )
+        .await;
+    assert_eq!(r.status, StatusCode::CREATED, "{}", r.text());
+    assert_eq!(r.json(), attach);
+    assert_eq!(last_event(t).await, "feature-strategy-update");
+    let events = event_types(t).await.len();
+    // Attaching again changes nothing.
+    ok(
+        t,
+        Method::POST,
+        "/api/admin/segments/strategies",
+        Some(&attach),
+    )
+    .await;
+    assert_eq!(event_types(t).await.len(), events);
+    // A segment of another project, an unknown segment, an unknown strategy.
+    let r = t
+        .call(
+            Method::POST,
+            "/api/admin/segments/strategies",
+            Some(&json!({"projectId": "p", "strategyId": strategy, "environmentId": "production", "segmentIds": [id, other]})),
+        )
+        .await;
+    let body = r.error(StatusCode::BAD_REQUEST, "ValidationError");
+    assert_eq!(body["details"][0]["path"], "segmentIds[1]", "{body}");
+    t.call(
+        Method::POST,
+        "/api/admin/segments/strategies",
+        Some(&json!({"projectId": "p", "strategyId": strategy, "environmentId": "production", "segmentIds": [999]})),
+    )
+    .await
+    .error(StatusCode::BAD_REQUEST, "ValidationError");
+    t.call(
+        Method::POST,
+        "/api/admin/segments/strategies",
+        Some(&json!({"projectId": "p", "strategyId": "nope", "environmentId": "production", "segmentIds": [id]})),
+    )
+    .await
+    .error(StatusCode::NOT_FOUND, "NotFoundError");
+
+    // The strategies using it.
+    let used = ok(
+        t,
+        Method::GET,
+        &format!("/api/admin/segments/{id}/strategies"),
+        None,
+    )
+    .await;
+    assert_eq!(
+        used["strategies"],
+        json!([{"id": strategy, "projectId": "p", "featureName": "f", "strategyName": "default", "environment": "production"}]),
+        "{used}"
+    );
+    assert_eq!(used["changeRequestStrategies"], json!([]));
+    t.call(Method::GET, "/api/admin/segments/999/strategies", None)
+        .await
+        .error(StatusCode::NOT_FOUND, "NotFoundError");
+
+    // Evaluated: on for eu, off for us; the client document inlines the constraints.
+    let frontend = secret(t, "frontend").await;
+    let client = secret(t, "client").await;
+    let eval = |region: &'static str| {
+        let frontend = frontend.clone();
+        async move {
+            t.call_as(
+                &frontend,
+                Method::GET,
+                &format!("/api/frontend?properties[region]={region}"),
+                None,
+            )
+            .await
+        }
+    };
+    assert!(enabled(&eval("eu").await, "f"));
+    assert!(!enabled(&eval("us").await, "f"));
+    let doc = t
+        .call_as(&client, Method::GET, "/api/client/features", None)
+        .await
+        .json();
+    assert!(doc.to_string().contains("\"eu\""), "{doc}");
+
+    // Updated: 204, an event, and both APIs follow.
+    let us = json!({"name": "eu", "description": "now us", "constraints": [
+        {"contextName": "region", "operator": "IN", "values": ["us"]}
+    ]});
+    let r = t
+        .call(Method::PUT, &format!("/api/admin/segments/{id}"), Some(&us))
+        .await;
+    assert_eq!(r.status, StatusCode::NO_CONTENT, "{}", r.text());
+    assert!(r.body.is_empty());
+    assert_eq!(last_event(t).await, "segment-updated");
+    let read = ok(t, Method::GET, &format!("/api/admin/segments/{id}"), None).await;
+    assert_eq!(read["description"], "now us");
+    assert!(!enabled(&eval("eu").await, "f"));
+    assert!(enabled(&eval("us").await, "f"));
+    let doc = t
+        .call_as(&client, Method::GET, "/api/client/features", None)
+        .await
+        .json();
+    assert!(doc.to_string().contains("\"us\""), "{doc}");
+    // Update refusals: a taken name, an unknown context field, moved to a project its
+    // users are not in, an unknown segment.
+    t.call(
+        Method::PUT,
+        &format!("/api/admin/segments/{id}"),
+        Some(&json!({"name": "other-only"})),
+    )
+    .await
+    .error(StatusCode::CONFLICT, "NameExistsError");
+    t.call(
+        Method::PUT,
+        &format!("/api/admin/segments/{id}"),
+        Some(&json!({"name": "eu", "constraints": [{"contextName": "nope", "operator": "IN", "values": ["x"]}]})),
+    )
+    .await
+    .error(StatusCode::BAD_REQUEST, "ValidationError");
+    let body = t
+        .call(
+            Method::PUT,
+            &format!("/api/admin/segments/{id}"),
+            Some(&json!({"name": "eu", "project": "other"})),
+        )
+        .await
+        .error(StatusCode::BAD_REQUEST, "ValidationError");
+    assert!(
+        body["message"].as_str().unwrap().contains("\"f\""),
+        "{body}"
+    );
+    t.call(
+        Method::PUT,
+        "/api/admin/segments/999",
+        Some(&json!({"name": "x"})),
+    )
+    .await
+    .error(StatusCode::NOT_FOUND, "NotFoundError");
+
+    // Deleting it while used: 409 naming the flag, nothing changed.
+    let revision = store.revision().await.unwrap();
+    let body = t
+        .call(Method::DELETE, &format!("/api/admin/segments/{id}"), None)
+        .await
+        .error(StatusCode::CONFLICT, "ConflictError");
+    assert!(
+        body["message"].as_str().unwrap().contains("\"f\""),
+        "{body}"
+    );
+    assert!(
+        body["details"][0]["message"]
+            .as_str()
+            .unwrap()
+            .contains("production"),
+        "{body}"
+    );
+    assert_eq!(store.revision().await.unwrap(), revision);
+
+    // Detached, then deleted: 204, an event, gone.
+    let detach = json!({"projectId": "p", "strategyId": strategy, "environmentId": "production", "segmentIds": []});
+    ok(
+        t,
+        Method::POST,
+        "/api/admin/segments/strategies",
+        Some(&detach),
+    )
+    .await;
+    assert!(enabled(&eval("eu").await, "f"));
+    let r = t
+        .call(Method::DELETE, &format!("/api/admin/segments/{id}"), None)
+        .await;
+    assert_eq!(r.status, StatusCode::NO_CONTENT, "{}", r.text());
+    assert_eq!(last_event(t).await, "segment-deleted");
+    t.call(Method::GET, &format!("/api/admin/segments/{id}"), None)
+        .await
+        .error(StatusCode::NOT_FOUND, "NotFoundError");
+    t.call(Method::DELETE, &format!("/api/admin/segments/{id}"), None)
+        .await
+        .error(StatusCode::NOT_FOUND, "NotFoundError");
+}
+
+async fn run_on(store: Arc<dyn Store>) {
+    let t = setup_on(ToggleAdmin::from_arc(store.clone())).await;
+    segments(&t, store.as_ref()).await;
+}
+
+#[tokio::test]
+async fn catalogue_writes_on_a_memory_store() {
+    run_on(Arc::new(MemoryStore::new())).await;
+}
+
+#[tokio::test]
+async fn catalogue_writes_on_a_file_store() {
+    let dir = TempDir::new("catalogue-writes");
+    run_on(Arc::new(FileStore::open(dir.path()).unwrap())).await;
+}
+
+#[cfg(feature = "postgres")]
+#[tokio::test(flavor = "multi_thread")]
+async fn catalogue_writes_on_a_postgres_store() {
+    let Some(url) = test_support::postgres::database_url() else {
+        return;
+    };
+    let schema = test_support::postgres::TestSchema::new(&url);
+    run_on(Arc::new(schema.connect(4).await)).await;
+}
