@@ -307,9 +307,215 @@ async fn segments(t: &Setup, store: &dyn Store) {
         .error(StatusCode::NOT_FOUND, "NotFoundError");
 }
 
+async fn context_fields(t: &Setup, store: &dyn Store) {
+    let r = t
+        .call(
+            Method::POST,
+            "/api/admin/context/validate",
+            Some(&json!({"name": "tier"})),
+        )
+        .await;
+    assert_eq!(r.status, StatusCode::OK, "{}", r.text());
+    t.call(
+        Method::POST,
+        "/api/admin/context/validate",
+        Some(&json!({"name": "userId"})),
+    )
+    .await
+    .error(StatusCode::CONFLICT, "NameExistsError");
+    t.call(
+        Method::POST,
+        "/api/admin/context/validate",
+        Some(&json!({"name": "a b"})),
+    )
+    .await
+    .error(StatusCode::BAD_REQUEST, "ValidationError");
+    ok(
+        t,
+        Method::POST,
+        "/api/admin/context",
+        Some(&json!({"name": "tier", "legalValues": [{"value": "gold"}]})),
+    )
+    .await;
+    t.call(
+        Method::POST,
+        "/api/admin/context/validate",
+        Some(&json!({"name": "tier"})),
+    )
+    .await
+    .error(StatusCode::CONFLICT, "NameExistsError");
+
+    // Update: description, stickiness, sort order, legal values; an event.
+    let r = t
+        .call(
+            Method::PUT,
+            "/api/admin/context/tier",
+            Some(
+                &json!({"description": "Plan", "stickiness": true, "sortOrder": 3,
+                         "legalValues": [{"value": "gold"}, {"value": "silver"}]}),
+            ),
+        )
+        .await;
+    assert_eq!(r.status, StatusCode::OK, "{}", r.text());
+    assert_eq!(last_event(t).await, "context-field-updated");
+    let field = ok(t, Method::GET, "/api/admin/context/tier", None).await;
+    assert_eq!(field["description"], "Plan");
+    assert_eq!(field["stickiness"], true);
+    assert_eq!(field["sortOrder"], 3);
+    assert_eq!(field["legalValues"][1]["value"], "silver", "{field}");
+    let body = t
+        .call(
+            Method::PUT,
+            "/api/admin/context/tier",
+            Some(&json!({"legalValues": [{"value": "a"}, {"value": "a"}]})),
+        )
+        .await
+        .error(StatusCode::BAD_REQUEST, "ValidationError");
+    assert_eq!(body["details"][0]["path"], "legalValues[1].value", "{body}");
+    t.call(
+        Method::PUT,
+        "/api/admin/context/nope",
+        Some(&json!({"description": "x"})),
+    )
+    .await
+    .error(StatusCode::NOT_FOUND, "NotFoundError");
+    t.call(
+        Method::PUT,
+        "/api/admin/context/userId",
+        Some(&json!({"description": "x"})),
+    )
+    .await
+    .error(StatusCode::BAD_REQUEST, "ValidationError");
+
+    // Legal values: add, change a description, remove.
+    let r = t
+        .call(
+            Method::POST,
+            "/api/admin/context/tier/legal-values",
+            Some(&json!({"value": "bronze", "description": "cheap"})),
+        )
+        .await;
+    assert_eq!(r.status, StatusCode::OK, "{}", r.text());
+    ok(
+        t,
+        Method::POST,
+        "/api/admin/context/tier/legal-values",
+        Some(&json!({"value": "gold", "description": "best"})),
+    )
+    .await;
+    let field = ok(t, Method::GET, "/api/admin/context/tier", None).await;
+    assert_eq!(
+        field["legalValues"],
+        json!([{"value": "gold", "description": "best"}, {"value": "silver"}, {"value": "bronze", "description": "cheap"}])
+    );
+    let r = t
+        .call(
+            Method::DELETE,
+            "/api/admin/context/tier/legal-values/silver",
+            None,
+        )
+        .await;
+    assert_eq!(r.status, StatusCode::OK, "{}", r.text());
+    assert_eq!(last_event(t).await, "context-field-updated");
+    t.call(
+        Method::DELETE,
+        "/api/admin/context/tier/legal-values/silver",
+        None,
+    )
+    .await
+    .error(StatusCode::NOT_FOUND, "NotFoundError");
+
+    // Used by a strategy's constraint: listed, and the deletion refused naming the flag.
+    let strategy = ok(
+        t,
+        Method::POST,
+        &format!("{PROD}/strategies"),
+        Some(&json!({"name": "default", "constraints": [
+            {"contextName": "tier", "operator": "IN", "values": ["gold"]}
+        ]})),
+    )
+    .await["id"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    let used = ok(t, Method::GET, "/api/admin/context/tier/strategies", None).await;
+    assert_eq!(
+        used["strategies"],
+        json!([{"id": strategy, "projectId": "p", "featureName": "f", "strategyName": "default", "environment": "production"}]),
+        "{used}"
+    );
+    t.call(Method::GET, "/api/admin/context/nope/strategies", None)
+        .await
+        .error(StatusCode::NOT_FOUND, "NotFoundError");
+    let revision = store.revision().await.unwrap();
+    let body = t
+        .call(Method::DELETE, "/api/admin/context/tier", None)
+        .await
+        .error(StatusCode::CONFLICT, "ConflictError");
+    assert!(
+        body["message"].as_str().unwrap().contains("\"f\""),
+        "{body}"
+    );
+    assert_eq!(store.revision().await.unwrap(), revision);
+    ok(
+        t,
+        Method::DELETE,
+        &format!("{PROD}/strategies/{strategy}"),
+        None,
+    )
+    .await;
+
+    // Used by a segment: refused too.
+    let segment = ok(
+        t,
+        Method::POST,
+        "/api/admin/segments",
+        Some(&json!({"name": "gold-users", "constraints": [
+            {"contextName": "tier", "operator": "IN", "values": ["gold"]}
+        ]})),
+    )
+    .await["id"]
+        .as_i64()
+        .unwrap();
+    let body = t
+        .call(Method::DELETE, "/api/admin/context/tier", None)
+        .await
+        .error(StatusCode::CONFLICT, "ConflictError");
+    assert!(
+        body["message"].as_str().unwrap().contains("gold-users"),
+        "{body}"
+    );
+    ok(
+        t,
+        Method::DELETE,
+        &format!("/api/admin/segments/{segment}"),
+        None,
+    )
+    .await;
+
+    // Deleted: gone from the list, an event; built-ins and unknown fields refused.
+    let r = t
+        .call(Method::DELETE, "/api/admin/context/tier", None)
+        .await;
+    assert_eq!(r.status, StatusCode::OK, "{}", r.text());
+    assert_eq!(last_event(t).await, "context-field-deleted");
+    let list = ok(t, Method::GET, "/api/admin/context", None).await;
+    assert!(
+        !list.as_array().unwrap().iter().any(|f| f["name"] == "tier"),
+        "{list}"
+    );
+    t.call(Method::DELETE, "/api/admin/context/tier", None)
+        .await
+        .error(StatusCode::NOT_FOUND, "NotFoundError");
+    t.call(Method::DELETE, "/api/admin/context/userId", None)
+        .await
+        .error(StatusCode::BAD_REQUEST, "ValidationError");
+}
+
 async fn run_on(store: Arc<dyn Store>) {
     let t = setup_on(ToggleAdmin::from_arc(store.clone())).await;
     segments(&t, store.as_ref()).await;
+    context_fields(&t, store.as_ref()).await;
 }
 
 #[tokio::test]
