@@ -1,12 +1,14 @@
-//! The catalogue features draw on: strategy definitions and tag types (create, read, list).
+//! The catalogue features draw on: strategy definitions (create, read, list, delete,
+//! deprecate, reactivate) and tag types (create, read, list).
 
 use super::records::{
-    ContextFieldRecord, TagTypeRecord, encode, strategy_definition_key, tag_type_key,
+    ContextFieldRecord, TagTypeRecord, decode_opt, encode, strategy_definition_key, tag_type_key,
 };
+use super::segments::{in_use, strategy_uses};
 use super::{Need, Permit, ToggleAdmin};
 use crate::auth::Caller;
 use crate::error::{Error, Result};
-use crate::import::is_builtin_strategy;
+use crate::import::{builtin_strategy_definitions, is_builtin_strategy};
 use crate::model::Permission;
 use crate::model::{ContextField, StrategyDefinition, TagType};
 use crate::names::{MAX_NAME, display_name_problem, name_problem};
@@ -113,9 +115,112 @@ impl ToggleAdmin {
     ) -> Result<StrategyDefinition> {
         self.require(caller, &[]).await?;
         let (_, mut all) = self.reader().strategy_definition_map().await?;
-        all.remove(name).ok_or_else(|| {
-            Error::not_found(format!("There's no strategy definition named \"{name}\"."))
+        all.remove(name).ok_or_else(|| strategy_not_found(name))
+    }
+
+    /// Delete the custom strategy definition `name`. Needs `CREATE_STRATEGY` (which holds
+    /// Unleash's `DELETE_STRATEGY` here).
+    ///
+    /// A built-in is refused with a 400 naming it (Unleash 6.10.1 answers 500); a definition
+    /// a flag's strategy uses is refused with [`Error::InUse`] (409 `ConflictError`, each
+    /// strategy in `details`), where Unleash deletes it and leaves the strategies naming a
+    /// kind that no longer exists. Event `strategy-deleted` with the definition as
+    /// `preData`.
+    pub async fn delete_strategy_definition(&self, caller: &Caller, name: &str) -> Result<()> {
+        let permit = self
+            .permit(caller, &[Need::root(Permission::CreateStrategy)])
+            .await?;
+        if is_builtin_strategy(name) {
+            return Err(Error::invalid_at(
+                "name",
+                format!("\"{name}\" is a built-in strategy and cannot be deleted"),
+            ));
+        }
+        self.change("delete_strategy_definition", permit, |tx| {
+            Box::pin(async move {
+                let key = strategy_definition_key(name);
+                let current: StrategyDefinition = decode_opt(&key, tx.get(&key).await?.as_ref())?
+                    .ok_or_else(|| strategy_not_found(name))?;
+                let uses = strategy_uses(tx.reader(), |s| s.name == name).await?;
+                if !uses.is_empty() {
+                    return Err(in_use(&format!("The strategy \"{name}\""), &uses));
+                }
+                tx.delete(key.clone()).record(
+                    "strategy-deleted",
+                    None,
+                    None,
+                    None,
+                    Some(encode(&key, &current)?),
+                    None,
+                );
+                Ok(())
+            })
         })
+        .await
+    }
+
+    /// Mark the strategy definition `name` deprecated (`deprecated`) or active again. Needs
+    /// `CREATE_STRATEGY` (Unleash's `UPDATE_STRATEGY`). Built-ins may be deprecated too, as
+    /// in Unleash, except `default`, which Unleash's own UI never offers to deprecate and
+    /// which every flag falls back to: refused with a 400. Event `strategy-deprecated` or
+    /// `strategy-reactivated`; deprecating a deprecated definition writes nothing. A
+    /// deprecated strategy still evaluates; only new uses are discouraged.
+    pub async fn set_strategy_deprecated(
+        &self,
+        caller: &Caller,
+        name: &str,
+        deprecated: bool,
+    ) -> Result<()> {
+        let permit = self
+            .permit(caller, &[Need::root(Permission::CreateStrategy)])
+            .await?;
+        if deprecated && name == "default" {
+            return Err(Error::invalid_at(
+                "name",
+                "the strategy \"default\" cannot be deprecated",
+            ));
+        }
+        self.change("set_strategy_deprecated", permit, |tx| {
+            Box::pin(async move {
+                let key = strategy_definition_key(name);
+                let stored: Option<StrategyDefinition> =
+                    decode_opt(&key, tx.get(&key).await?.as_ref())?;
+                let builtin = builtin_strategy_definitions()
+                    .into_iter()
+                    .find(|d| d.name == name);
+                let current = stored
+                    .clone()
+                    .or_else(|| builtin.clone())
+                    .ok_or_else(|| strategy_not_found(name))?;
+                if current.deprecated == deprecated {
+                    return Ok(());
+                }
+                let updated = StrategyDefinition {
+                    deprecated,
+                    ..current.clone()
+                };
+                // A built-in is stored only while it differs from Unleash's (deprecated).
+                if builtin.as_ref() == Some(&updated) {
+                    tx.delete(key.clone());
+                } else {
+                    tx.put(key.clone(), encode(&key, &updated)?);
+                }
+                tx.record(
+                    if deprecated {
+                        "strategy-deprecated"
+                    } else {
+                        "strategy-reactivated"
+                    },
+                    None,
+                    None,
+                    None,
+                    Some(encode(&key, &current)?),
+                    Some(encode(&key, &updated)?),
+                );
+                Ok(())
+            })
+        })
+        .await
     }
 
     /// Create a tag type. Needs `CREATE_TAG_TYPE`. The name must be 2–50 URL-friendly
@@ -212,4 +317,8 @@ pub(crate) fn tag_type_view(record: &TagTypeRecord) -> TagType {
         color: Some(record.color.clone()),
         ..TagType::default()
     }
+}
+
+fn strategy_not_found(name: &str) -> Error {
+    Error::not_found(format!("There's no strategy definition named \"{name}\"."))
 }

@@ -1,6 +1,7 @@
 //! The catalogue over HTTP: tag types and strategy definitions.
 
 use axum::extract::State;
+use axum::http::StatusCode;
 use serde::Serialize;
 
 use super::error::{HttpResult, Json};
@@ -15,7 +16,9 @@ pub(crate) fn routes() -> OpenApiRouter<ToggleAdmin> {
         .routes(routes!(list_tag_types, create_tag_type))
         .routes(routes!(read_tag_type))
         .routes(routes!(list_strategies, create_strategy))
-        .routes(routes!(read_strategy))
+        .routes(routes!(read_strategy, delete_strategy))
+        .routes(routes!(deprecate_strategy))
+        .routes(routes!(reactivate_strategy))
 }
 
 #[utoipa::path(
@@ -156,4 +159,62 @@ async fn read_strategy(
     Params(name): Params<String>,
 ) -> HttpResult<Json<StrategyDefinition>> {
     Ok(Json::ok(admin.strategy_definition(&caller, &name).await?))
+}
+
+/// 200; a built-in 400 (Unleash: 500); one in use 409 `ConflictError` naming the flags.
+#[utoipa::path(
+    delete,
+    path = "/api/admin/strategies/{name}",
+    tag = "catalog",
+    params(super::openapi::NamePath),
+    responses(
+        (status = 200, description = "Deleted; no body."),
+        super::openapi::Errors
+    )
+)]
+async fn delete_strategy(
+    State(admin): State<ToggleAdmin>,
+    Authenticated(caller): Authenticated,
+    Params(name): Params<String>,
+) -> HttpResult<StatusCode> {
+    admin.delete_strategy_definition(&caller, &name).await?;
+    Ok(StatusCode::OK)
+}
+
+#[utoipa::path(
+    post,
+    path = "/api/admin/strategies/{name}/deprecate",
+    tag = "catalog",
+    params(super::openapi::NamePath),
+    responses(
+        (status = 200, description = "Deprecated; no body."),
+        super::openapi::Errors
+    )
+)]
+async fn deprecate_strategy(
+    State(admin): State<ToggleAdmin>,
+    Authenticated(caller): Authenticated,
+    Params(name): Params<String>,
+) -> HttpResult<StatusCode> {
+    admin.set_strategy_deprecated(&caller, &name, true).await?;
+    Ok(StatusCode::OK)
+}
+
+#[utoipa::path(
+    post,
+    path = "/api/admin/strategies/{name}/reactivate",
+    tag = "catalog",
+    params(super::openapi::NamePath),
+    responses(
+        (status = 200, description = "Active again; no body."),
+        super::openapi::Errors
+    )
+)]
+async fn reactivate_strategy(
+    State(admin): State<ToggleAdmin>,
+    Authenticated(caller): Authenticated,
+    Params(name): Params<String>,
+) -> HttpResult<StatusCode> {
+    admin.set_strategy_deprecated(&caller, &name, false).await?;
+    Ok(StatusCode::OK)
 }

@@ -512,10 +512,123 @@ async fn context_fields(t: &Setup, store: &dyn Store) {
         .error(StatusCode::BAD_REQUEST, "ValidationError");
 }
 
+async fn strategy_definitions(t: &Setup, store: &dyn Store) {
+    ok(
+        t,
+        Method::POST,
+        "/api/admin/strategies",
+        Some(&json!({"name": "byTeam", "parameters": [{"name": "teams", "type": "list"}]})),
+    )
+    .await;
+    // Deprecate and reactivate, a custom one and a built-in.
+    for name in ["byTeam", "userWithId"] {
+        let r = t
+            .call(
+                Method::POST,
+                &format!("/api/admin/strategies/{name}/deprecate"),
+                None,
+            )
+            .await;
+        assert_eq!(r.status, StatusCode::OK, "{}", r.text());
+        assert_eq!(last_event(t).await, "strategy-deprecated");
+        let read = ok(
+            t,
+            Method::GET,
+            &format!("/api/admin/strategies/{name}"),
+            None,
+        )
+        .await;
+        assert_eq!(read["deprecated"], true, "{read}");
+        let events = event_types(t).await.len();
+        ok(
+            t,
+            Method::POST,
+            &format!("/api/admin/strategies/{name}/deprecate"),
+            None,
+        )
+        .await;
+        assert_eq!(event_types(t).await.len(), events);
+        ok(
+            t,
+            Method::POST,
+            &format!("/api/admin/strategies/{name}/reactivate"),
+            None,
+        )
+        .await;
+        assert_eq!(last_event(t).await, "strategy-reactivated");
+        let read = ok(
+            t,
+            Method::GET,
+            &format!("/api/admin/strategies/{name}"),
+            None,
+        )
+        .await;
+        assert_eq!(read["deprecated"], false, "{read}");
+    }
+    t.call(
+        Method::POST,
+        "/api/admin/strategies/default/deprecate",
+        None,
+    )
+    .await
+    .error(StatusCode::BAD_REQUEST, "ValidationError");
+    t.call(Method::POST, "/api/admin/strategies/nope/deprecate", None)
+        .await
+        .error(StatusCode::NOT_FOUND, "NotFoundError");
+
+    // Deleting: a built-in 400, one in use 409 naming the flag, then deleted.
+    t.call(
+        Method::DELETE,
+        "/api/admin/strategies/flexibleRollout",
+        None,
+    )
+    .await
+    .error(StatusCode::BAD_REQUEST, "ValidationError");
+    let strategy = ok(
+        t,
+        Method::POST,
+        &format!("{PROD}/strategies"),
+        Some(&json!({"name": "byTeam", "parameters": {"teams": "a"}})),
+    )
+    .await["id"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    let revision = store.revision().await.unwrap();
+    let body = t
+        .call(Method::DELETE, "/api/admin/strategies/byTeam", None)
+        .await
+        .error(StatusCode::CONFLICT, "ConflictError");
+    assert!(
+        body["message"].as_str().unwrap().contains("\"f\""),
+        "{body}"
+    );
+    assert_eq!(store.revision().await.unwrap(), revision);
+    ok(
+        t,
+        Method::DELETE,
+        &format!("{PROD}/strategies/{strategy}"),
+        None,
+    )
+    .await;
+    let r = t
+        .call(Method::DELETE, "/api/admin/strategies/byTeam", None)
+        .await;
+    assert_eq!(r.status, StatusCode::OK, "{}", r.text());
+    assert_eq!(last_event(t).await, "strategy-deleted");
+    t.call(Method::GET, "/api/admin/strategies/byTeam", None)
+        .await
+        .error(StatusCode::NOT_FOUND, "NotFoundError");
+    t.call(Method::DELETE, "/api/admin/strategies/byTeam", None)
+        .await
+        .error(StatusCode::NOT_FOUND, "NotFoundError");
+}
+
 async fn run_on(store: Arc<dyn Store>) {
     let t = setup_on(ToggleAdmin::from_arc(store.clone())).await;
     segments(&t, store.as_ref()).await;
     context_fields(&t, store.as_ref()).await;
+    strategy_definitions(&t, store.as_ref()).await;
 }
 
 #[tokio::test]
