@@ -624,11 +624,198 @@ async fn strategy_definitions(t: &Setup, store: &dyn Store) {
         .error(StatusCode::NOT_FOUND, "NotFoundError");
 }
 
+async fn tag_types(t: &Setup, store: &dyn Store) {
+    let r = t
+        .call(
+            Method::POST,
+            "/api/admin/tag-types/validate",
+            Some(&json!({"name": "team"})),
+        )
+        .await;
+    assert_eq!(r.status, StatusCode::OK, "{}", r.text());
+    assert_eq!(r.json()["valid"], true);
+    t.call(
+        Method::POST,
+        "/api/admin/tag-types/validate",
+        Some(&json!({"name": "simple"})),
+    )
+    .await
+    .error(StatusCode::CONFLICT, "NameExistsError");
+    t.call(
+        Method::POST,
+        "/api/admin/tag-types/validate",
+        Some(&json!({"name": "x"})),
+    )
+    .await
+    .error(StatusCode::BAD_REQUEST, "ValidationError");
+    ok(
+        t,
+        Method::POST,
+        "/api/admin/tag-types",
+        Some(&json!({"name": "team"})),
+    )
+    .await;
+    let r = t
+        .call(
+            Method::PUT,
+            "/api/admin/tag-types/team",
+            Some(&json!({"name": "team", "description": "Owning team", "color": "#00FF00"})),
+        )
+        .await;
+    assert_eq!(r.status, StatusCode::OK, "{}", r.text());
+    assert_eq!(last_event(t).await, "tag-type-updated");
+    let read = ok(t, Method::GET, "/api/admin/tag-types/team", None).await;
+    assert_eq!(read["tagType"]["description"], "Owning team", "{read}");
+    assert_eq!(read["tagType"]["color"], "#00FF00", "{read}");
+    t.call(
+        Method::PUT,
+        "/api/admin/tag-types/team",
+        Some(&json!({"name": "team", "color": "green"})),
+    )
+    .await
+    .error(StatusCode::BAD_REQUEST, "ValidationError");
+    t.call(
+        Method::PUT,
+        "/api/admin/tag-types/nope",
+        Some(&json!({"name": "nope"})),
+    )
+    .await
+    .error(StatusCode::NOT_FOUND, "NotFoundError");
+
+    // Tagged: deletion refused naming the flag; untagged: deleted.
+    ok(
+        t,
+        Method::POST,
+        "/api/admin/features/f/tags",
+        Some(&json!({"type": "team", "value": "core"})),
+    )
+    .await;
+    let revision = store.revision().await.unwrap();
+    let body = t
+        .call(Method::DELETE, "/api/admin/tag-types/team", None)
+        .await
+        .error(StatusCode::CONFLICT, "ConflictError");
+    assert!(
+        body["message"].as_str().unwrap().contains("\"f\""),
+        "{body}"
+    );
+    assert_eq!(store.revision().await.unwrap(), revision);
+    ok(
+        t,
+        Method::DELETE,
+        "/api/admin/features/f/tags/team/core",
+        None,
+    )
+    .await;
+    let r = t
+        .call(Method::DELETE, "/api/admin/tag-types/team", None)
+        .await;
+    assert_eq!(r.status, StatusCode::OK, "{}", r.text());
+    assert_eq!(last_event(t).await, "tag-type-deleted");
+    t.call(Method::GET, "/api/admin/tag-types/team", None)
+        .await
+        .error(StatusCode::NOT_FOUND, "NotFoundError");
+    t.call(Method::DELETE, "/api/admin/tag-types/simple", None)
+        .await
+        .error(StatusCode::BAD_REQUEST, "ValidationError");
+}
+
 async fn run_on(store: Arc<dyn Store>) {
     let t = setup_on(ToggleAdmin::from_arc(store.clone())).await;
     segments(&t, store.as_ref()).await;
     context_fields(&t, store.as_ref()).await;
     strategy_definitions(&t, store.as_ref()).await;
+    tag_types(&t, store.as_ref()).await;
+}
+
+/// Malformed bodies and paths on the catalogue's write routes: never a 5xx, and nothing
+/// written (an empty update of an existing field is a 200 that changes nothing).
+#[tokio::test]
+async fn malformed_input_on_the_catalogue_writes_is_never_a_5xx() {
+    let store = Arc::new(MemoryStore::new());
+    let t = setup_on(ToggleAdmin::from_arc(store.clone())).await;
+    ok(
+        &t,
+        Method::POST,
+        "/api/admin/segments",
+        Some(&json!({"name": "s"})),
+    )
+    .await;
+    ok(
+        &t,
+        Method::POST,
+        "/api/admin/context",
+        Some(&json!({"name": "c"})),
+    )
+    .await;
+    ok(
+        &t,
+        Method::POST,
+        "/api/admin/tag-types",
+        Some(&json!({"name": "tt"})),
+    )
+    .await;
+    let revision = store.revision().await.unwrap();
+    let bodies: Vec<&[u8]> = vec![
+        b"",
+        b"{",
+        b"null",
+        b"[]",
+        b"42",
+        b"\"x\"",
+        b"{}",
+        b"{\"name\": 5}",
+        b"{\"name\": null}",
+        b"{\"name\": \"\\u0000\"}",
+        b"{\"unknown\": true}",
+        b"{\"value\": {}}",
+        b"{\"segmentIds\": \"1\"}",
+        b"{\"projectId\": \"p\", \"strategyId\": \"x\", \"environmentId\": \"production\", \"segmentIds\": [1e400]}",
+        b"{\"constraints\": [{\"contextName\": \"c\", \"operator\": \"NOPE\"}]}",
+        b"{\"legalValues\": [{}]}",
+        b"{\"legalValues\": \"x\"}",
+        b"{\"sortOrder\": 1e100}",
+        b"{\"color\": 7}",
+    ];
+    let routes = [
+        (Method::PUT, "/api/admin/segments/1"),
+        (Method::PUT, "/api/admin/segments/abc"),
+        (Method::DELETE, "/api/admin/segments/-1"),
+        (Method::DELETE, "/api/admin/segments/99999999999999999999"),
+        (Method::GET, "/api/admin/segments/x/strategies"),
+        (Method::POST, "/api/admin/segments/validate"),
+        (Method::POST, "/api/admin/segments/strategies"),
+        (Method::PUT, "/api/admin/context/c"),
+        (Method::PUT, "/api/admin/context/%00"),
+        (Method::POST, "/api/admin/context/validate"),
+        (Method::POST, "/api/admin/context/c/legal-values"),
+        (Method::DELETE, "/api/admin/context/c/legal-values/%FF"),
+        (Method::DELETE, "/api/admin/strategies/%00"),
+        (Method::POST, "/api/admin/strategies/%20/deprecate"),
+        (Method::PUT, "/api/admin/tag-types/tt"),
+        (Method::POST, "/api/admin/tag-types/validate"),
+    ];
+    for (method, path) in routes {
+        for body in &bodies {
+            let r = t
+                .raw(
+                    method.clone(),
+                    path,
+                    Some(&t.secret),
+                    Some("application/json"),
+                    body.to_vec(),
+                )
+                .await;
+            assert!(
+                !r.status.is_server_error(),
+                "{method} {path} {}: {} {}",
+                String::from_utf8_lossy(body),
+                r.status,
+                r.text()
+            );
+        }
+    }
+    assert_eq!(store.revision().await.unwrap(), revision);
 }
 
 #[tokio::test]
