@@ -1,10 +1,10 @@
 //! The catalogue features draw on: strategy definitions (create, read, list, delete,
 //! deprecate, reactivate) and tag types (create, read, list, update, delete, validate).
 
+use super::records::in_use;
 use super::records::{
     ContextFieldRecord, TagTypeRecord, decode_opt, encode, strategy_definition_key, tag_type_key,
 };
-use super::segments::{in_use, strategy_uses};
 use super::{Need, Permit, ToggleAdmin};
 use crate::auth::Caller;
 use crate::error::{Error, ErrorDetail, Result};
@@ -141,7 +141,7 @@ impl ToggleAdmin {
                 let key = strategy_definition_key(name);
                 let current: StrategyDefinition = decode_opt(&key, tx.get(&key).await?.as_ref())?
                     .ok_or_else(|| strategy_not_found(name))?;
-                let uses = strategy_uses(tx.reader(), |s| s.name == name).await?;
+                let uses = tx.reader().strategy_uses(|s| s.name == name).await?;
                 if !uses.is_empty() {
                     return Err(in_use(&format!("The strategy \"{name}\""), &uses));
                 }

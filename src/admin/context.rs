@@ -4,8 +4,8 @@
 use chrono::Utc;
 
 use super::catalog::context_field_view;
+use super::records::in_use;
 use super::records::{ContextFieldRecord, context_field_key, decode_opt, encode};
-use super::segments::{in_use, strategy_uses};
 use super::{Need, ToggleAdmin};
 use crate::auth::Caller;
 use crate::error::{Error, ErrorDetail, Result};
@@ -295,7 +295,7 @@ impl ToggleAdmin {
                 let key = context_field_key(name);
                 let current: ContextFieldRecord = decode_opt(&key, tx.get(&key).await?.as_ref())?
                     .ok_or_else(|| context_field_not_found(name))?;
-                let uses = strategy_uses(tx.reader(), |s| {
+                let uses = tx.reader().strategy_uses(|s| {
                     s.constraints.iter().any(|c| c.context_name == name)
                 })
                 .await?;
@@ -363,9 +363,8 @@ impl ToggleAdmin {
         if !all.contains_key(name) {
             return Err(context_field_not_found(name));
         }
-        strategy_uses(self.reader(), |s| {
-            s.constraints.iter().any(|c| c.context_name == name)
-        })
-        .await
+        self.reader()
+            .strategy_uses(|s| s.constraints.iter().any(|c| c.context_name == name))
+            .await
     }
 }

@@ -6,12 +6,13 @@ use super::records::{
     FeatureEnvironmentRecord, FeatureRecord, SEP, SequenceRecord, decode, decode_opt, encode,
     feature_environment_key, feature_key, project_key, segment_key, segment_sequence_key,
 };
+use super::records::{flag_list, in_use, use_details};
 use super::{Need, ToggleAdmin};
 use crate::auth::Caller;
-use crate::error::{Error, ErrorDetail, Result};
+use crate::error::{Error, Result};
 use crate::import::{Issues, check_constraints};
-use crate::model::{FeatureStrategy, Permission, StrategySegments, StrategyUse};
 use crate::model::{NewSegment, Segment};
+use crate::model::{Permission, StrategySegments, StrategyUse};
 use crate::names::{MAX_NAME, display_name_problem};
 use crate::store::{Collection, Json, Key, Revision};
 
@@ -106,7 +107,7 @@ impl ToggleAdmin {
                     decode_opt(&key, tx.get(&key).await?.as_ref())?.ok_or_else(|| segment_not_found(id))?;
                 let constraints = check_segment(tx.reader(), segment, raw, Some(id)).await?;
                 if let Some(project) = &segment.project {
-                    let elsewhere: Vec<StrategyUse> = strategy_uses(tx.reader(), |s| {
+                    let elsewhere: Vec<StrategyUse> = tx.reader().strategy_uses(|s| {
                         s.segments.contains(&id)
                     })
                     .await?
@@ -167,7 +168,10 @@ impl ToggleAdmin {
                 let record = tx.get(&key).await?;
                 let current: Segment =
                     decode_opt(&key, record.as_ref())?.ok_or_else(|| segment_not_found(id))?;
-                let uses = strategy_uses(tx.reader(), |s| s.segments.contains(&id)).await?;
+                let uses = tx
+                    .reader()
+                    .strategy_uses(|s| s.segments.contains(&id))
+                    .await?;
                 if !uses.is_empty() {
                     return Err(in_use(&format!("The segment \"{}\"", current.name), &uses));
                 }
@@ -194,7 +198,9 @@ impl ToggleAdmin {
         if record.is_none() {
             return Err(segment_not_found(id));
         }
-        strategy_uses(self.reader(), |s| s.segments.contains(&id)).await
+        self.reader()
+            .strategy_uses(|s| s.segments.contains(&id))
+            .await
     }
 
     /// Whether `name` is free for a new segment: `Ok` when it is, [`Error::NameExists`]
@@ -407,88 +413,4 @@ async fn check_segment(
         }
     }
     Ok(constraints.unwrap_or_default())
-}
-
-/// Every flag's strategy for which `uses` holds, sorted by project, flag, environment and
-/// id. Read through `reader`: in a transaction, the collections of feature environments and
-/// of features become preconditions, so no strategy can start using the thing unseen.
-pub(crate) async fn strategy_uses(
-    reader: Reader<'_>,
-    uses: impl Fn(&FeatureStrategy) -> bool,
-) -> Result<Vec<StrategyUse>> {
-    let listing = reader.list(Collection::FeatureEnvironments, "").await?;
-    let mut found = Vec::new();
-    for (id, record) in &listing.records {
-        let Some((feature, environment)) = id.split_once(SEP) else {
-            continue;
-        };
-        let key = Key::new(Collection::FeatureEnvironments, id.clone());
-        let value: FeatureEnvironmentRecord = decode(&key, &record.value)?;
-        for strategy in value.strategies.iter().filter(|s| uses(s)) {
-            found.push((feature.to_owned(), environment.to_owned(), strategy.clone()));
-        }
-    }
-    if found.is_empty() {
-        return Ok(Vec::new());
-    }
-    let (_, features) = reader
-        .list_decoded::<FeatureRecord>(Collection::Features)
-        .await?;
-    let mut out: Vec<StrategyUse> = found
-        .into_iter()
-        .filter_map(|(feature, environment, strategy)| {
-            let project = features.iter().find(|f| f.name == feature)?.project.clone();
-            Some(StrategyUse {
-                id: strategy.id.unwrap_or_default(),
-                project_id: project,
-                feature_name: feature,
-                strategy_name: strategy.name,
-                environment,
-            })
-        })
-        .collect();
-    out.sort_by(|a, b| {
-        (&a.project_id, &a.feature_name, &a.environment, &a.id).cmp(&(
-            &b.project_id,
-            &b.feature_name,
-            &b.environment,
-            &b.id,
-        ))
-    });
-    Ok(out)
-}
-
-/// The flags of `uses`, each once, quoted and comma-separated.
-pub(crate) fn flag_list(uses: &[StrategyUse]) -> String {
-    let mut flags: Vec<&str> = uses.iter().map(|u| u.feature_name.as_str()).collect();
-    flags.sort_unstable();
-    flags.dedup();
-    flags
-        .iter()
-        .map(|f| format!("\"{f}\""))
-        .collect::<Vec<_>>()
-        .join(", ")
-}
-
-/// One detail per use: the flag, its project, environment and strategy.
-pub(crate) fn use_details(uses: &[StrategyUse]) -> Vec<ErrorDetail> {
-    uses.iter()
-        .map(|u| {
-            ErrorDetail::general(format!(
-                "flag \"{}\" (project \"{}\") uses it in environment \"{}\", strategy {} \"{}\"",
-                u.feature_name, u.project_id, u.environment, u.strategy_name, u.id
-            ))
-        })
-        .collect()
-}
-
-/// [`Error::InUse`]: `what` (e.g. `The segment "eu"`) is used by the strategies `uses`.
-pub(crate) fn in_use(what: &str, uses: &[StrategyUse]) -> Error {
-    Error::InUse {
-        message: format!(
-            "{what} is in use by the strategies of the flags {}: remove it from them first.",
-            flag_list(uses)
-        ),
-        details: use_details(uses),
-    }
 }
