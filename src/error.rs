@@ -63,6 +63,7 @@ impl fmt::Display for ErrorDetail {
 /// | [`NotFound`](Error::NotFound) | `NotFoundError` | 404 |
 /// | [`NameExists`](Error::NameExists) | `NameExistsError` | 409 |
 /// | [`Contention`](Error::Contention) | `ConflictError` | 409 |
+/// | [`InUse`](Error::InUse) | `ConflictError` | 409 |
 /// | [`TooManyRequests`](Error::TooManyRequests) | `TooManyRequests` | 429 |
 /// | [`Store`](Error::Store) | `InternalError` | 500 |
 /// | [`Internal`](Error::Internal) | `InternalError` | 500 |
@@ -127,6 +128,16 @@ pub enum Error {
         /// Says which name.
         message: String,
     },
+    /// The thing to delete or change is still used by others (a segment or context field by
+    /// flags' strategies, a strategy definition or tag type by flags): nothing was changed.
+    /// `details` names each user (`flag "f" in environment "e"`).
+    #[error("{message}")]
+    InUse {
+        /// Says what is in use, and by how many.
+        message: String,
+        /// One entry per user.
+        details: Vec<ErrorDetail>,
+    },
     /// Concurrent writers kept changing what this operation read, and it gave up after its
     /// bounded number of retries. Nothing was written; the caller may try again.
     #[error("{message}")]
@@ -184,7 +195,7 @@ impl Error {
             Error::NoAccess { .. } => "NoAccessError",
             Error::NotFound { .. } => "NotFoundError",
             Error::NameExists { .. } => "NameExistsError",
-            Error::Contention { .. } => "ConflictError",
+            Error::Contention { .. } | Error::InUse { .. } => "ConflictError",
             Error::TooManyRequests { .. } => "TooManyRequests",
             Error::Store(_) | Error::Internal { .. } => "InternalError",
             Error::ServiceUnavailable { .. } => "ServiceUnavailable",
@@ -199,7 +210,7 @@ impl Error {
             Error::AuthenticationRequired { .. } => 401,
             Error::NoAccess { .. } => 403,
             Error::NotFound { .. } => 404,
-            Error::NameExists { .. } | Error::Contention { .. } => 409,
+            Error::NameExists { .. } | Error::Contention { .. } | Error::InUse { .. } => 409,
             Error::TooManyRequests { .. } => 429,
             Error::Store(_) | Error::Internal { .. } => 500,
             Error::ServiceUnavailable { .. } => 503,
@@ -207,10 +218,11 @@ impl Error {
         }
     }
 
-    /// The problems listed by a validation error; empty for other kinds.
+    /// The problems listed by a validation error, or the users of what is in use; empty for
+    /// other kinds.
     pub fn details(&self) -> &[ErrorDetail] {
         match self {
-            Error::Validation { details, .. } => details,
+            Error::Validation { details, .. } | Error::InUse { details, .. } => details,
             _ => &[],
         }
     }
@@ -279,7 +291,7 @@ impl Error {
             other => other.to_string(),
         };
         let details = match self {
-            Error::Validation { details, .. } => details.clone(),
+            Error::Validation { details, .. } | Error::InUse { details, .. } => details.clone(),
             Error::NoAccess { permissions, .. } => permissions
                 .iter()
                 .map(|p| ErrorDetail::general(format!("missing permission {p}")))

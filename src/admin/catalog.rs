@@ -1,16 +1,18 @@
-//! The catalogue features draw on: strategy definitions and tag types (create, read, list).
+//! The catalogue features draw on: strategy definitions (create, read, list, delete,
+//! deprecate, reactivate) and tag types (create, read, list, update, delete, validate).
 
+use super::records::in_use;
 use super::records::{
-    ContextFieldRecord, TagTypeRecord, encode, strategy_definition_key, tag_type_key,
+    ContextFieldRecord, TagTypeRecord, decode_opt, encode, strategy_definition_key, tag_type_key,
 };
 use super::{Need, Permit, ToggleAdmin};
 use crate::auth::Caller;
-use crate::error::{Error, Result};
-use crate::import::is_builtin_strategy;
+use crate::error::{Error, ErrorDetail, Result};
+use crate::import::{builtin_strategy_definitions, is_builtin_strategy};
 use crate::model::Permission;
 use crate::model::{ContextField, StrategyDefinition, TagType};
 use crate::names::{MAX_NAME, display_name_problem, name_problem};
-use crate::store::{Json, Key};
+use crate::store::{Collection, Json, Key};
 
 impl ToggleAdmin {
     /// Create a custom strategy definition. Needs `CREATE_STRATEGY`. The name must be 1–100
@@ -113,9 +115,112 @@ impl ToggleAdmin {
     ) -> Result<StrategyDefinition> {
         self.require(caller, &[]).await?;
         let (_, mut all) = self.reader().strategy_definition_map().await?;
-        all.remove(name).ok_or_else(|| {
-            Error::not_found(format!("There's no strategy definition named \"{name}\"."))
+        all.remove(name).ok_or_else(|| strategy_not_found(name))
+    }
+
+    /// Delete the custom strategy definition `name`. Needs `CREATE_STRATEGY` (which holds
+    /// Unleash's `DELETE_STRATEGY` here).
+    ///
+    /// A built-in is refused with a 400 naming it (Unleash 6.10.1 answers 500); a definition
+    /// a flag's strategy uses is refused with [`Error::InUse`] (409 `ConflictError`, each
+    /// strategy in `details`), where Unleash deletes it and leaves the strategies naming a
+    /// kind that no longer exists. Event `strategy-deleted` with the definition as
+    /// `preData`.
+    pub async fn delete_strategy_definition(&self, caller: &Caller, name: &str) -> Result<()> {
+        let permit = self
+            .permit(caller, &[Need::root(Permission::CreateStrategy)])
+            .await?;
+        if is_builtin_strategy(name) {
+            return Err(Error::invalid_at(
+                "name",
+                format!("\"{name}\" is a built-in strategy and cannot be deleted"),
+            ));
+        }
+        self.change("delete_strategy_definition", permit, |tx| {
+            Box::pin(async move {
+                let key = strategy_definition_key(name);
+                let current: StrategyDefinition = decode_opt(&key, tx.get(&key).await?.as_ref())?
+                    .ok_or_else(|| strategy_not_found(name))?;
+                let uses = tx.reader().strategy_uses(|s| s.name == name).await?;
+                if !uses.is_empty() {
+                    return Err(in_use(&format!("The strategy \"{name}\""), &uses));
+                }
+                tx.delete(key.clone()).record(
+                    "strategy-deleted",
+                    None,
+                    None,
+                    None,
+                    Some(encode(&key, &current)?),
+                    None,
+                );
+                Ok(())
+            })
         })
+        .await
+    }
+
+    /// Mark the strategy definition `name` deprecated (`deprecated`) or active again. Needs
+    /// `CREATE_STRATEGY` (Unleash's `UPDATE_STRATEGY`). Built-ins may be deprecated too, as
+    /// in Unleash, except `default`, which Unleash's own UI never offers to deprecate and
+    /// which every flag falls back to: refused with a 400. Event `strategy-deprecated` or
+    /// `strategy-reactivated`; deprecating a deprecated definition writes nothing. A
+    /// deprecated strategy still evaluates; only new uses are discouraged.
+    pub async fn set_strategy_deprecated(
+        &self,
+        caller: &Caller,
+        name: &str,
+        deprecated: bool,
+    ) -> Result<()> {
+        let permit = self
+            .permit(caller, &[Need::root(Permission::CreateStrategy)])
+            .await?;
+        if deprecated && name == "default" {
+            return Err(Error::invalid_at(
+                "name",
+                "the strategy \"default\" cannot be deprecated",
+            ));
+        }
+        self.change("set_strategy_deprecated", permit, |tx| {
+            Box::pin(async move {
+                let key = strategy_definition_key(name);
+                let stored: Option<StrategyDefinition> =
+                    decode_opt(&key, tx.get(&key).await?.as_ref())?;
+                let builtin = builtin_strategy_definitions()
+                    .into_iter()
+                    .find(|d| d.name == name);
+                let current = stored
+                    .clone()
+                    .or_else(|| builtin.clone())
+                    .ok_or_else(|| strategy_not_found(name))?;
+                if current.deprecated == deprecated {
+                    return Ok(());
+                }
+                let updated = StrategyDefinition {
+                    deprecated,
+                    ..current.clone()
+                };
+                // A built-in is stored only while it differs from Unleash's (deprecated).
+                if builtin.as_ref() == Some(&updated) {
+                    tx.delete(key.clone());
+                } else {
+                    tx.put(key.clone(), encode(&key, &updated)?);
+                }
+                tx.record(
+                    if deprecated {
+                        "strategy-deprecated"
+                    } else {
+                        "strategy-reactivated"
+                    },
+                    None,
+                    None,
+                    None,
+                    Some(encode(&key, &current)?),
+                    Some(encode(&key, &updated)?),
+                );
+                Ok(())
+            })
+        })
+        .await
     }
 
     /// Create a tag type. Needs `CREATE_TAG_TYPE`. The name must be 2–50 URL-friendly
@@ -159,6 +264,129 @@ impl ToggleAdmin {
         Ok(tag_type_view(&record))
     }
 
+    /// Change the tag type `name`'s description, icon and colour. Needs `CREATE_TAG_TYPE`
+    /// (which holds Unleash's `UPDATE_TAG_TYPE` here). `simple` is built in and refused
+    /// (400). Event `tag-type-updated`; an update that changes nothing writes nothing.
+    pub async fn update_tag_type(
+        &self,
+        caller: &Caller,
+        name: &str,
+        tag_type: &TagType,
+    ) -> Result<()> {
+        let permit = self
+            .permit(caller, &[Need::root(Permission::CreateTagType)])
+            .await?;
+        refuse_simple(name)?;
+        if let Some(Some(color)) = &tag_type.color
+            && !crate::import::is_colour(color)
+        {
+            return Err(Error::invalid_at(
+                "color",
+                format!("\"{color}\" is not a colour #RRGGBB"),
+            ));
+        }
+        self.change("update_tag_type", permit, |tx| {
+            Box::pin(async move {
+                let key = tag_type_key(name);
+                let current: TagTypeRecord = decode_opt(&key, tx.get(&key).await?.as_ref())?
+                    .ok_or_else(|| tag_type_not_found(name))?;
+                let mut updated = current.clone();
+                if tag_type.description.is_some() {
+                    updated.description.clone_from(&tag_type.description);
+                }
+                if let Some(icon) = &tag_type.icon {
+                    updated.icon.clone_from(icon);
+                }
+                if let Some(color) = &tag_type.color {
+                    updated.color.clone_from(color);
+                }
+                if updated == current {
+                    return Ok(());
+                }
+                let value = encode(&key, &updated)?;
+                tx.put(key.clone(), value.clone()).record(
+                    "tag-type-updated",
+                    None,
+                    None,
+                    None,
+                    Some(encode(&key, &current)?),
+                    Some(value),
+                );
+                Ok(())
+            })
+        })
+        .await
+    }
+
+    /// Delete the tag type `name`. Needs `CREATE_TAG_TYPE` (which holds Unleash's
+    /// `DELETE_TAG_TYPE` here). `simple` is refused (400). While a flag has a tag of the
+    /// type, refused with [`Error::InUse`] (409 `ConflictError`) naming the flags, where
+    /// Unleash 6.10.1 silently untags them. Event `tag-type-deleted`.
+    pub async fn delete_tag_type(&self, caller: &Caller, name: &str) -> Result<()> {
+        let permit = self
+            .permit(caller, &[Need::root(Permission::CreateTagType)])
+            .await?;
+        refuse_simple(name)?;
+        self.change("delete_tag_type", permit, |tx| {
+            Box::pin(async move {
+                let key = tag_type_key(name);
+                let current: TagTypeRecord = decode_opt(&key, tx.get(&key).await?.as_ref())?
+                    .ok_or_else(|| tag_type_not_found(name))?;
+                let listing = tx.list(Collection::FeatureTags, "").await?;
+                let mut flags = Vec::new();
+                for (flag, record) in &listing.records {
+                    let tags: super::records::FeatureTagsRecord = super::records::decode(
+                        &Key::new(Collection::FeatureTags, flag.clone()),
+                        &record.value,
+                    )?;
+                    if tags.tags.iter().any(|t| t.tag_type == name) {
+                        flags.push(format!("\"{flag}\""));
+                    }
+                }
+                flags.sort();
+                if !flags.is_empty() {
+                    return Err(Error::InUse {
+                        message: format!(
+                            "The tag type \"{name}\" is in use by the flags {}: remove their tags of this type first.",
+                            flags.join(", ")
+                        ),
+                        details: flags
+                            .iter()
+                            .map(|f| ErrorDetail::general(format!("flag {f} has a tag of this type")))
+                            .collect(),
+                    });
+                }
+                tx.delete(key.clone()).record(
+                    "tag-type-deleted",
+                    None,
+                    None,
+                    None,
+                    Some(encode(&key, &current)?),
+                    None,
+                );
+                Ok(())
+            })
+        })
+        .await
+    }
+
+    /// Whether `tag_type` could be created: `Ok` when its name is valid and free,
+    /// [`Error::NameExists`] when taken, a validation error otherwise.
+    pub async fn validate_tag_type(&self, caller: &Caller, tag_type: &TagType) -> Result<()> {
+        self.require(caller, &[]).await?;
+        if let Some(problem) = crate::import::tag_type_name_problem(&tag_type.name) {
+            return Err(Error::invalid_at("name", problem));
+        }
+        let (_, all) = self.reader().tag_type_map().await?;
+        if all.contains_key(&tag_type.name) {
+            return Err(Error::name_exists(format!(
+                "A tag type named \"{}\" already exists.",
+                tag_type.name
+            )));
+        }
+        Ok(())
+    }
+
     /// Every tag type, `simple` included, by name.
     pub async fn tag_types(&self, caller: &Caller) -> Result<Vec<TagType>> {
         self.require(caller, &[]).await?;
@@ -175,8 +403,7 @@ impl ToggleAdmin {
     pub async fn tag_type(&self, caller: &Caller, name: &str) -> Result<TagType> {
         self.require(caller, &[]).await?;
         let (_, mut all) = self.reader().tag_type_map().await?;
-        all.remove(name)
-            .ok_or_else(|| Error::not_found(format!("There's no tag type named \"{name}\".")))
+        all.remove(name).ok_or_else(|| tag_type_not_found(name))
     }
 }
 
@@ -212,4 +439,23 @@ pub(crate) fn tag_type_view(record: &TagTypeRecord) -> TagType {
         color: Some(record.color.clone()),
         ..TagType::default()
     }
+}
+
+fn strategy_not_found(name: &str) -> Error {
+    Error::not_found(format!("There's no strategy definition named \"{name}\"."))
+}
+
+fn tag_type_not_found(name: &str) -> Error {
+    Error::not_found(format!("There's no tag type named \"{name}\"."))
+}
+
+/// `simple` is built in: it cannot change or go.
+fn refuse_simple(name: &str) -> Result<()> {
+    if name == crate::import::SIMPLE_TAG_TYPE {
+        return Err(Error::invalid_at(
+            "name",
+            "the tag type \"simple\" is built in and cannot be changed or deleted",
+        ));
+    }
+    Ok(())
 }

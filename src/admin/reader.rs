@@ -9,9 +9,12 @@ use serde::de::DeserializeOwned;
 use super::ToggleAdmin;
 use super::catalog::{context_field_view, tag_type_view};
 use super::records::{ContextFieldRecord, TagTypeRecord, decode};
+use super::records::{FeatureEnvironmentRecord, FeatureRecord, SEP};
 use crate::error::{Error, Result};
 use crate::import::{builtin_context_fields, builtin_strategy_definitions, builtin_tag_types};
-use crate::model::{ContextField, Segment, StrategyDefinition, TagType};
+use crate::model::{
+    ContextField, FeatureStrategy, Segment, StrategyDefinition, StrategyUse, TagType,
+};
 use std::sync::Mutex;
 
 use crate::store::{Collection, Key, Listing, ReadView, Revision, Store, StoreError, Versioned};
@@ -145,6 +148,55 @@ impl Reader<'_> {
             .map(|t| (t.name.clone(), t))
             .collect();
         Ok((revision, all))
+    }
+
+    /// Every flag's strategy for which `uses` holds, sorted by project, flag, environment and
+    /// id. Read through `reader`: in a transaction, the collections of feature environments and
+    /// of features become preconditions, so no strategy can start using the thing unseen.
+    pub(crate) async fn strategy_uses(
+        &self,
+        uses: impl Fn(&FeatureStrategy) -> bool,
+    ) -> Result<Vec<StrategyUse>> {
+        let listing = self.list(Collection::FeatureEnvironments, "").await?;
+        let mut found = Vec::new();
+        for (id, record) in &listing.records {
+            let Some((feature, environment)) = id.split_once(SEP) else {
+                continue;
+            };
+            let key = Key::new(Collection::FeatureEnvironments, id.clone());
+            let value: FeatureEnvironmentRecord = decode(&key, &record.value)?;
+            for strategy in value.strategies.iter().filter(|s| uses(s)) {
+                found.push((feature.to_owned(), environment.to_owned(), strategy.clone()));
+            }
+        }
+        if found.is_empty() {
+            return Ok(Vec::new());
+        }
+        let (_, features) = self
+            .list_decoded::<FeatureRecord>(Collection::Features)
+            .await?;
+        let mut out: Vec<StrategyUse> = found
+            .into_iter()
+            .filter_map(|(feature, environment, strategy)| {
+                let project = features.iter().find(|f| f.name == feature)?.project.clone();
+                Some(StrategyUse {
+                    id: strategy.id.unwrap_or_default(),
+                    project_id: project,
+                    feature_name: feature,
+                    strategy_name: strategy.name,
+                    environment,
+                })
+            })
+            .collect();
+        out.sort_by(|a, b| {
+            (&a.project_id, &a.feature_name, &a.environment, &a.id).cmp(&(
+                &b.project_id,
+                &b.feature_name,
+                &b.environment,
+                &b.id,
+            ))
+        });
+        Ok(out)
     }
 
     /// Every segment, by id.

@@ -286,3 +286,38 @@ pub(crate) struct FeatureTagsRecord {
 pub(crate) struct FeatureDependenciesRecord {
     pub parents: Vec<crate::model::ParentDependency>,
 }
+
+/// The flags of `uses`, each once, quoted and comma-separated.
+pub(crate) fn flag_list(uses: &[crate::model::StrategyUse]) -> String {
+    let mut flags: Vec<&str> = uses.iter().map(|u| u.feature_name.as_str()).collect();
+    flags.sort_unstable();
+    flags.dedup();
+    flags
+        .iter()
+        .map(|f| format!("\"{f}\""))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+/// One detail per use: the flag, its project, environment and strategy.
+pub(crate) fn use_details(uses: &[crate::model::StrategyUse]) -> Vec<crate::error::ErrorDetail> {
+    uses.iter()
+        .map(|u| {
+            crate::error::ErrorDetail::general(format!(
+                "flag \"{}\" (project \"{}\") uses it in environment \"{}\", strategy {} \"{}\"",
+                u.feature_name, u.project_id, u.environment, u.strategy_name, u.id
+            ))
+        })
+        .collect()
+}
+
+/// [`Error::InUse`]: `what` (e.g. `The segment "eu"`) is used by the strategies `uses`.
+pub(crate) fn in_use(what: &str, uses: &[crate::model::StrategyUse]) -> Error {
+    Error::InUse {
+        message: format!(
+            "{what} is in use by the strategies of the flags {}: remove it from them first.",
+            flag_list(uses)
+        ),
+        details: use_details(uses),
+    }
+}

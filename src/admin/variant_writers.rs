@@ -242,6 +242,10 @@ pub(super) fn echo(error: &Error) -> Error {
         Error::Contention { message } => Error::Contention {
             message: message.clone(),
         },
+        Error::InUse { message, details } => Error::InUse {
+            message: message.clone(),
+            details: details.clone(),
+        },
         Error::TooManyRequests { message } => Error::TooManyRequests {
             message: message.clone(),
         },

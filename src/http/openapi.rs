@@ -134,7 +134,7 @@ fn common_errors() -> BTreeMap<String, RefOr<utoipa::openapi::Response>> {
         ),
         (
             "409",
-            "NameExistsError (a name is taken) or ConflictError (concurrent writers; try again).",
+            "NameExistsError (a name is taken) or ConflictError (concurrent writers, try again; or what is deleted is still in use, each user in `details`).",
         ),
         (
             "500",
@@ -236,6 +236,12 @@ pub(crate) struct TagPath(String, String, String);
 #[into_params(names("name"), parameter_in = Path)]
 #[allow(dead_code)]
 pub(crate) struct NamePath(String);
+
+/// `/api/admin/context/{name}/legal-values/{value}`.
+#[derive(IntoParams)]
+#[into_params(names("name", "value"), parameter_in = Path)]
+#[allow(dead_code)]
+pub(crate) struct LegalValuePath(String, String);
 
 /// `{id}` of a user, group, role or segment.
 #[derive(IntoParams)]

@@ -48,3 +48,13 @@ pub struct StrategyParameter {
     #[serde(default)]
     pub required: bool,
 }
+
+/// A name to check before creating the thing it names (Unleash's `nameSchema`):
+/// `POST /api/admin/segments/validate`, `POST /api/admin/context/validate`.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "http", derive(utoipa::ToSchema))]
+#[serde(deny_unknown_fields)]
+pub struct NameCheck {
+    /// The name.
+    pub name: String,
+}

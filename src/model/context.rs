@@ -67,3 +67,31 @@ pub struct LegalValue {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub description: Option<String>,
 }
+
+/// A context field's new settings: `PUT /api/admin/context/{name}` (Unleash's
+/// `updateContextFieldSchema`). What is absent stays as it was; `legalValues`, when given,
+/// replaces the list.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "http", derive(utoipa::ToSchema))]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct ContextFieldUpdate {
+    /// The field's name, which cannot change: when given it must be the path's.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub name: Option<String>,
+    /// Description, at most 250 characters; `null` clears it.
+    #[serde(
+        default,
+        deserialize_with = "super::double_option",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub description: Option<Option<String>>,
+    /// Whether the field can be used for stickiness.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stickiness: Option<bool>,
+    /// Sort position.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sort_order: Option<i64>,
+    /// The allowed values, replacing the current ones.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub legal_values: Option<Vec<LegalValue>>,
+}

@@ -45,3 +45,37 @@ pub struct NewSegment {
     #[serde(default)]
     pub constraints: Vec<Constraint>,
 }
+
+/// A flag's strategy that uses a segment or a context field, as Unleash lists it
+/// (`GET /api/admin/segments/{id}/strategies`, `GET /api/admin/context/{name}/strategies`).
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
+#[cfg_attr(feature = "http", derive(utoipa::ToSchema))]
+#[serde(rename_all = "camelCase")]
+pub struct StrategyUse {
+    /// The strategy's id.
+    pub id: String,
+    /// The flag's project.
+    pub project_id: String,
+    /// The flag.
+    pub feature_name: String,
+    /// The strategy's name (`flexibleRollout`, …).
+    pub strategy_name: String,
+    /// The environment the strategy is in.
+    pub environment: String,
+}
+
+/// Segments to attach to a strategy: `POST /api/admin/segments/strategies`. The strategy's
+/// segments become exactly `segment_ids`.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "http", derive(utoipa::ToSchema))]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct StrategySegments {
+    /// The flag's project.
+    pub project_id: String,
+    /// The strategy's id.
+    pub strategy_id: String,
+    /// The environment the strategy is in.
+    pub environment_id: String,
+    /// The segments the strategy uses from now on.
+    pub segment_ids: Vec<i64>,
+}

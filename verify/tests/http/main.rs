@@ -3,6 +3,7 @@
 
 mod access;
 mod catalog;
+mod catalogue_writes;
 mod client;
 mod client_reports;
 mod delta;
