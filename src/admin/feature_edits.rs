@@ -237,7 +237,7 @@ impl ToggleAdmin {
         patch: &Patch,
     ) -> Result<Feature> {
         let mut needs = vec![Need::project(Permission::UpdateFeature, project)];
-        if patch.iter().any(|op| op.path().to_string() == "/archived") {
+        if patch.iter().any(|op| op.path().as_str() == "/archived") {
             needs.push(Need::project(Permission::DeleteFeature, project));
         }
         let permit = self.permit(caller, &needs).await?;

@@ -103,7 +103,7 @@ impl ToggleAdmin {
         let view = self.store.view().await?;
         let reader = Reader::View(view.as_ref());
         let pkey = project_key(project);
-        let [project_record] = reader.read(&[pkey.clone()]).await?;
+        let project_record = view.get(&pkey).await?;
         let current: Project = decode_opt(&pkey, project_record.as_ref())?
             .ok_or_else(|| project_not_found(project))?;
         let (_, features) = reader
