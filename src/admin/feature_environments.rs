@@ -316,6 +316,123 @@ impl ToggleAdmin {
         .await
     }
 
+    /// Enable or disable the features `names` of `project` in `environment` at once
+    /// (Unleash's `bulk_features/environments/{e}/on|off`), each as
+    /// [`set_feature_enabled`](Self::set_feature_enabled) does. Needs what that needs.
+    /// Atomic: 404 when the project or the environment (of the project) is missing; when a
+    /// name is not an active feature of the project, nothing changes and the 400 names every
+    /// such feature with its index (Unleash changes the features before the bad one).
+    pub async fn set_features_enabled(
+        &self,
+        caller: &Caller,
+        project: &str,
+        environment: &str,
+        names: &[String],
+        enabled: bool,
+    ) -> Result<()> {
+        let mut checks = vec![Need::environment(
+            Permission::UpdateFeatureEnvironment,
+            project,
+            environment,
+        )];
+        if enabled {
+            checks.push(Need::environment(
+                Permission::CreateFeatureStrategy,
+                project,
+                environment,
+            ));
+        }
+        let permit = self.permit(caller, &checks).await?;
+        if names.is_empty() {
+            return Err(Error::invalid_at("/features", "name at least one feature"));
+        }
+        self.change("set_features_enabled", permit, |tx| {
+            Box::pin(async move {
+                let (pkey, ekey) = (
+                    super::records::project_key(project),
+                    super::records::environment_key(environment),
+                );
+                let [project_record, environment_record] = tx.read(&[pkey.clone(), ekey]).await?;
+                let current: crate::model::Project =
+                    decode_opt(&pkey, project_record.as_ref())?
+                        .ok_or_else(|| super::records::project_not_found(project))?;
+                if environment_record.is_none() {
+                    return Err(super::records::environment_not_found(environment));
+                }
+                if !current.environments.iter().any(|e| e == environment) {
+                    return Err(Error::not_found(format!(
+                        "The environment \"{environment}\" is not enabled for project \"{project}\"."
+                    )));
+                }
+                let mut problems = Vec::new();
+                let mut found = Vec::new();
+                for (index, name) in names.iter().enumerate() {
+                    let keys = feature_environment_keys(project, name, environment);
+                    let records = tx.read(&keys).await?;
+                    let feature: Option<super::records::FeatureRecord> =
+                        decode_opt(&keys[1], records[1].as_ref())?;
+                    match feature {
+                        Some(f) if f.project == project && !f.archived => {
+                            found.push((name, keys, records));
+                        }
+                        Some(f) if f.project == project => problems.push(crate::ErrorDetail::at(
+                            format!("/features/{index}"),
+                            format!("the feature \"{name}\" is archived"),
+                        )),
+                        _ => problems.push(crate::ErrorDetail::at(
+                            format!("/features/{index}"),
+                            format!("there's no feature named \"{name}\" in project \"{project}\""),
+                        )),
+                    }
+                }
+                if !problems.is_empty() {
+                    return Err(Error::validation(
+                        "Some features cannot be changed; nothing was changed.",
+                        problems,
+                    ));
+                }
+                let mut seen = std::collections::BTreeSet::new();
+                for (name, keys, records) in found {
+                    if !seen.insert(name.as_str()) {
+                        continue;
+                    }
+                    let mut fe: FeatureEnvironmentRecord =
+                        decode_opt(&keys[3], records[3].as_ref())?.unwrap_or_default();
+                    let before = fe.clone();
+                    if enabled && fe.strategies.iter().all(FeatureStrategy::is_disabled) {
+                        let mut strategy = default_strategy(name);
+                        strategy.id = Some(uuid::Uuid::new_v4().to_string());
+                        strategy.sort_order = Some(next_sort_order(&fe.strategies));
+                        insert_in_order(&mut fe.strategies, strategy.clone());
+                        tx.record(
+                            "feature-strategy-add",
+                            Some(project),
+                            Some(name),
+                            Some(environment),
+                            None,
+                            Some(Json::of(&strategy)),
+                        );
+                    }
+                    if fe.enabled != enabled {
+                        fe.enabled = enabled;
+                        let kind = if enabled {
+                            "feature-environment-enabled"
+                        } else {
+                            "feature-environment-disabled"
+                        };
+                        tx.record(kind, Some(project), Some(name), Some(environment), None, None);
+                    }
+                    if fe != before {
+                        let key = keys[3].clone();
+                        tx.put(key.clone(), encode(&key, &fe)?);
+                    }
+                }
+                Ok(())
+            })
+        })
+        .await
+    }
+
     /// 404 unless `feature` is in `project` and `environment` is one of the project's.
     async fn check_feature_environment(
         &self,

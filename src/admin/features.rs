@@ -90,6 +90,102 @@ impl ToggleAdmin {
         Ok(feature_view(&record, &current, &environments, Some(links)))
     }
 
+    /// The features of `project` that are not archived, by name, each in Unleash's
+    /// `featureSchema` as [`feature`](Self::feature) shows it (Unleash's
+    /// `projectFeaturesSchema`). Any valid key may read them; an unknown project →
+    /// [`Error::NotFound`]. Read from one consistent view of the store.
+    pub async fn project_features(
+        &self,
+        caller: &Caller,
+        project: &str,
+    ) -> Result<crate::model::ProjectFeatures> {
+        self.require(caller, &[]).await?;
+        let view = self.store.view().await?;
+        let reader = Reader::View(view.as_ref());
+        let pkey = project_key(project);
+        let project_record = view.get(&pkey).await?;
+        let current: Project = decode_opt(&pkey, project_record.as_ref())?
+            .ok_or_else(|| project_not_found(project))?;
+        let (_, features) = reader
+            .list_decoded::<FeatureRecord>(Collection::Features)
+            .await?;
+        let mut features: Vec<FeatureRecord> = features
+            .into_iter()
+            .filter(|f| f.project == project && !f.archived)
+            .collect();
+        features.sort_by(|a, b| a.name.cmp(&b.name));
+        let (_, catalog) = reader
+            .list_decoded::<Environment>(Collection::Environments)
+            .await?;
+        let dependencies = reader.list(Collection::FeatureDependencies, "").await?;
+        let mut parents_of: std::collections::BTreeMap<String, Vec<ParentDependency>> =
+            std::collections::BTreeMap::new();
+        for (id, stored) in &dependencies.records {
+            let key = crate::store::Key::new(Collection::FeatureDependencies, id.clone());
+            let record: FeatureDependenciesRecord = decode(&key, &stored.value)?;
+            parents_of.insert(id.clone(), record.parents);
+        }
+        let mut views = Vec::with_capacity(features.len());
+        for record in &features {
+            let listing = reader
+                .list(
+                    Collection::FeatureEnvironments,
+                    &format!("{}{SEP}", record.name),
+                )
+                .await?;
+            let mut environments = Vec::new();
+            for (id, stored) in &listing.records {
+                let env = id.split_once(SEP).map_or(id.as_str(), |(_, env)| env);
+                let fe: FeatureEnvironmentRecord = decode(
+                    &crate::store::Key::new(Collection::FeatureEnvironments, id.clone()),
+                    &stored.value,
+                )?;
+                environments.push((env.to_owned(), fe));
+            }
+            let children = parents_of
+                .iter()
+                .filter(|(_, parents)| parents.iter().any(|p| p.feature == record.name))
+                .map(|(child, _)| child.clone())
+                .collect();
+            let links = FeatureLinks {
+                environments: &catalog,
+                parents: parents_of.get(&record.name).cloned().unwrap_or_default(),
+                children,
+            };
+            views.push(feature_view(record, &current, &environments, Some(links)));
+        }
+        Ok(crate::model::ProjectFeatures {
+            version: 2,
+            features: views,
+        })
+    }
+
+    /// One environment of the feature `name` of `project`, as [`feature`](Self::feature)
+    /// shows it (Unleash's `featureEnvironmentSchema`: enabled, type, strategies, variants).
+    /// The 404s are those of the feature and of the environment (unknown, or not one of the
+    /// project's).
+    pub async fn feature_environment(
+        &self,
+        caller: &Caller,
+        project: &str,
+        name: &str,
+        environment: &str,
+    ) -> Result<FeatureEnvironment> {
+        self.require(caller, &[]).await?;
+        let view = self.store.view().await?;
+        let reader = Reader::View(view.as_ref());
+        let keys = super::records::feature_environment_keys(project, name, environment);
+        let records = reader.read(&keys).await?;
+        super::records::feature_environment_found(project, name, environment, &keys, &records)?;
+        let feature = self.feature_in_view(reader, project, name).await?;
+        feature
+            .environments
+            .unwrap_or_default()
+            .into_iter()
+            .find(|e| e.name == environment)
+            .ok_or_else(|| super::records::environment_not_found(environment))
+    }
+
     /// The archived features of `project`, by name, each without environments, as
     /// Unleash's archive list shows them. Any valid key may read them; an unknown project
     /// has none.
@@ -106,19 +202,7 @@ impl ToggleAdmin {
         let mut archived: Vec<Feature> = features
             .iter()
             .filter(|f| f.archived && f.project == project)
-            .map(|f| Feature {
-                name: f.name.clone(),
-                feature_type: Some(f.feature_type.clone()),
-                description: Some(f.description.clone()),
-                project: Some(f.project.clone()),
-                stale: Some(f.stale),
-                impression_data: Some(f.impression_data),
-                created_at: Some(Some(f.created_at)),
-                archived_at: Some(f.archived_at),
-                last_seen_at: Some(None),
-                environments: Some(Vec::new()),
-                ..Feature::default()
-            })
+            .map(super::feature_archive::archived_view)
             .collect();
         archived.sort_by(|a, b| a.name.cmp(&b.name));
         Ok(ArchivedFeatures {
@@ -229,42 +313,6 @@ impl ToggleAdmin {
                     children: Vec::new(),
                 };
                 Ok(feature_view(&record, &current, &[], Some(links)))
-            })
-        })
-        .await
-    }
-
-    /// Archive the feature `name` of `project`. Needs `DELETE_FEATURE` in the project.
-    /// Archiving an archived feature changes nothing and succeeds.
-    pub async fn archive_feature(&self, caller: &Caller, project: &str, name: &str) -> Result<()> {
-        let permit = self
-            .permit(caller, &[Need::project(Permission::DeleteFeature, project)])
-            .await?;
-        self.change("archive_feature", permit, |tx| {
-            Box::pin(async move {
-                let (pkey, fkey) = (project_key(project), feature_key(name));
-                let [project_record, feature_record] =
-                    tx.read(&[pkey.clone(), fkey.clone()]).await?;
-                if project_record.is_none() {
-                    return Err(project_not_found(project));
-                }
-                let mut record: FeatureRecord = decode_opt(&fkey, feature_record.as_ref())?
-                    .filter(|f: &FeatureRecord| f.project == project)
-                    .ok_or_else(|| feature_not_found(name, project))?;
-                if record.archived {
-                    return Ok(());
-                }
-                record.archived = true;
-                record.archived_at = Some(Utc::now());
-                tx.put(fkey.clone(), encode(&fkey, &record)?).record(
-                    "feature-archived",
-                    Some(project),
-                    Some(name),
-                    None,
-                    None,
-                    None,
-                );
-                Ok(())
             })
         })
         .await

@@ -19,8 +19,11 @@ mod edge;
 mod environments;
 mod events;
 mod export;
+mod feature_archive;
+mod feature_edits;
 mod feature_environments;
 mod feature_list;
+mod feature_search;
 mod features;
 mod flow;
 #[cfg(feature = "frontend")]

@@ -148,7 +148,9 @@ mod error;
 mod events;
 mod export;
 mod extract;
+mod feature_archive;
 mod feature_environments;
+mod feature_search;
 mod features;
 mod frontend;
 mod import;
@@ -312,6 +314,8 @@ fn api(frontend_origins: &[String]) -> OpenApiRouter<ToggleAdmin> {
         projects::routes(),
         environments::routes(),
         features::routes(),
+        feature_archive::routes(),
+        feature_search::routes(),
         keys::routes(),
         events::routes(),
         access::routes(),
