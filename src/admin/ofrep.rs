@@ -129,8 +129,8 @@ impl ToggleAdmin {
     }
 
     /// Every flag of the key's scope (`POST /ofrep/v1/evaluate/flags`) for `context`, or
-    /// [`OfrepAnswer::NotModified`] when `if_none_match` names the answer's ETag (see the
-    /// [module](self) docs); counted in the usage metrics as
+    /// [`OfrepAnswer::NotModified`] when `if_none_match` names the answer's ETag (which covers
+    /// the flags in the key's scope and the whole context); counted in the usage metrics as
     /// [`ofrep_evaluate_flag`](Self::ofrep_evaluate_flag) counts one flag. Errors as there.
     pub async fn ofrep_evaluate_flags<'a>(
         &self,
