@@ -260,18 +260,18 @@ def run(driver, alice_id, vera_key):
     got = [(v["name"], v["weight"], v.get("weightType")) for v in current["variants"]]
     expect(got == [("blue", 750, "variable"), ("green", 250, "fix")], f"the API has the new variants {got}")
 
-    # --- operation 2: import a real Unleash export, validated first; then export
+    # --- operation 2: import a real Unleash export, planned first; then export
     visit(driver, "/admin/import", "import")
     Select(driver.find_element(By.ID, "project")).select_by_value("default")
     Select(driver.find_element(By.ID, "environment")).select_by_value("development")
     driver.find_element(By.ID, "file").send_keys(os.path.abspath(FIXTURE))
-    submit(driver, driver.find_element(By.CSS_SELECTOR, "button[value=validate]"))
+    submit(driver, driver.find_element(By.CSS_SELECTOR, "button[value=plan]"))
     main_text = driver.find_element(By.TAG_NAME, "main").text
-    expect("The document is valid" in main_text, "the export validates")
-    shot(driver, "import-validated")
+    expect("Plan (" in main_text and "ex-a" in main_text, f"the export is planned ({main_text[:200]})")
+    shot(driver, "import-planned")
     status, _ = api("GET", "/api/admin/projects/default/features/ex-a")
-    expect(status == 404, "validating wrote nothing")
-    driver.find_element(By.ID, "file").send_keys(os.path.abspath(FIXTURE))
+    expect(status == 404, "planning wrote nothing")
+    # The plan's page holds the document and the plan's fingerprint: Import applies that plan.
     submit(driver, driver.find_element(By.CSS_SELECTOR, "button[value=import]"))
     main_text = driver.find_element(By.TAG_NAME, "main").text
     expect("2 created" in main_text, f"imported ({main_text[:200]})")
