@@ -105,7 +105,7 @@ impl<'s> Tx<'s> {
     /// Require that the record at `key` is at `revision` (or absent, for
     /// [`Revision::ABSENT`]) without reading it: for a record created under a name nobody
     /// can know yet, or a revision read elsewhere (a client key's record).
-    pub(crate) fn expect(&mut self, key: Key, revision: Revision) -> &mut Self {
+    pub(crate) fn expect_revision(&mut self, key: Key, revision: Revision) -> &mut Self {
         self.changes.expect_revision(key, revision);
         self
     }
@@ -154,7 +154,7 @@ impl<'s> Tx<'s> {
     /// Create `value` at `key`, which must still be free, with an `event_type` event whose
     /// data is `value`.
     pub(crate) fn create(&mut self, key: Key, value: Json, event_type: &str) -> &mut Self {
-        self.expect(key.clone(), Revision::ABSENT)
+        self.expect_revision(key.clone(), Revision::ABSENT)
             .put(key, value.clone())
             .record(event_type, None, None, None, None, Some(value))
     }

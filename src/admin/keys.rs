@@ -219,7 +219,7 @@ impl ToggleAdmin {
                 let (key, stored) = key_for(name, access.clone(), expires_at, &secret);
                 // A fresh 256-bit secret cannot collide; the precondition makes that a checked
                 // fact.
-                tx.expect(key.clone(), Revision::ABSENT)
+                tx.expect_revision(key.clone(), Revision::ABSENT)
                     .put(key.clone(), encode(&key, &stored)?)
                     .record(
                         "api-token-created",
@@ -282,14 +282,16 @@ impl ToggleAdmin {
                         "There is no API key with id {id}."
                     )));
                 };
-                tx.expect(key.clone(), revision).delete(key.clone()).record(
-                    "api-token-deleted",
-                    None,
-                    None,
-                    None,
-                    Some(key_event_data(&key, &info)?),
-                    None,
-                );
+                tx.expect_revision(key.clone(), revision)
+                    .delete(key.clone())
+                    .record(
+                        "api-token-deleted",
+                        None,
+                        None,
+                        None,
+                        Some(key_event_data(&key, &info)?),
+                        None,
+                    );
                 Ok(())
             })
         })

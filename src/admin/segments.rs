@@ -49,7 +49,7 @@ impl ToggleAdmin {
                 };
                 let key = segment_key(created.id);
                 let value = encode(&key, &created)?;
-                tx.expect(key.clone(), Revision::ABSENT)
+                tx.expect_revision(key.clone(), Revision::ABSENT)
                     .put(seq_key.clone(), encode(&seq_key, &sequence)?)
                     .put(key, value.clone())
                     .record(
