@@ -32,7 +32,6 @@ use serde_json::Value;
 use tokio::sync::oneshot;
 
 use super::Permit;
-use crate::auth::Caller;
 use crate::error::{Error, Result};
 use crate::model::FeatureVariants;
 use crate::store::StoreError;
@@ -83,7 +82,6 @@ pub(super) enum Outcome {
 pub(super) struct Writer {
     /// The admission: made before the body was read, decided again after a conflict.
     pub(super) permit: Permit,
-    pub(super) caller: Caller,
     pub(super) change: OwnedChange,
     reply: oneshot::Sender<Outcome>,
     /// Told when a leader takes this writer: from then on it only waits for its answer.
@@ -166,7 +164,6 @@ impl VariantWriters {
         let (reply, answer) = oneshot::channel();
         let taken = Arc::new(tokio::sync::Notify::new());
         let writer = Writer {
-            caller: permit.caller().clone(),
             permit,
             change: OwnedChange::of(change),
             reply,

@@ -359,7 +359,7 @@ impl ToggleAdmin {
         for writer in writers.drain(..) {
             match next_list(&target.fe_key, current.as_raw(), writer.change.borrowed()) {
                 Ok((variants, list)) => match target.variants_event(
-                    &writer.caller,
+                    writer.permit.caller(),
                     (project, feature, environment),
                     current.as_raw(),
                     list.as_raw(),
