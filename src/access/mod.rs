@@ -51,7 +51,8 @@ pub const ADMIN_PERMISSIONS: &[Permission] = &[Permission::Admin];
 /// `UPDATE_FEATURE_ENVIRONMENT`, `UPDATE_FEATURE_ENVIRONMENT_VARIANTS`,
 /// `CREATE_FEATURE_STRATEGY`, `UPDATE_FEATURE_STRATEGY`, `DELETE_FEATURE_STRATEGY`,
 /// `UPDATE_FEATURE_DEPENDENCY`, `CREATE_STRATEGY`, `CREATE_CONTEXT_FIELD`, `UPDATE_CONTEXT_FIELD`, `CREATE_SEGMENT`,
-/// `UPDATE_SEGMENT`, `CREATE_TAG_TYPE`, `UPDATE_APPLICATION`.
+/// `UPDATE_SEGMENT`, `CREATE_TAG_TYPE`, `UPDATE_APPLICATION`, and a project's keys:
+/// `CREATE_PROJECT_API_TOKEN`, `READ_PROJECT_API_TOKEN`, `DELETE_PROJECT_API_TOKEN`.
 pub const EDITOR_PERMISSIONS: &[Permission] = &[
     Permission::CreateProject,
     Permission::CreateFeature,
@@ -70,6 +71,9 @@ pub const EDITOR_PERMISSIONS: &[Permission] = &[
     Permission::UpdateSegment,
     Permission::CreateTagType,
     Permission::UpdateApplication,
+    Permission::CreateProjectApiToken,
+    Permission::ReadProjectApiToken,
+    Permission::DeleteProjectApiToken,
 ];
 
 /// Root role Viewer: no permission at all; reading needs only a valid key.
@@ -80,7 +84,8 @@ pub const VIEWER_PERMISSIONS: &[Permission] = &[];
 /// `UPDATE_PROJECT`, `CREATE_FEATURE`, `UPDATE_FEATURE`, `DELETE_FEATURE`,
 /// `UPDATE_FEATURE_ENVIRONMENT`, `UPDATE_FEATURE_ENVIRONMENT_VARIANTS`,
 /// `CREATE_FEATURE_STRATEGY`, `UPDATE_FEATURE_STRATEGY`, `DELETE_FEATURE_STRATEGY`,
-/// `UPDATE_FEATURE_DEPENDENCY`, `PROJECT_USER_ACCESS_WRITE`, `PROJECT_GROUP_ACCESS_WRITE`.
+/// `UPDATE_FEATURE_DEPENDENCY`, `PROJECT_USER_ACCESS_WRITE`, `PROJECT_GROUP_ACCESS_WRITE`,
+/// `CREATE_PROJECT_API_TOKEN`, `READ_PROJECT_API_TOKEN`, `DELETE_PROJECT_API_TOKEN`.
 pub const OWNER_PERMISSIONS: &[Permission] = &[
     Permission::UpdateProject,
     Permission::CreateFeature,
@@ -94,6 +99,9 @@ pub const OWNER_PERMISSIONS: &[Permission] = &[
     Permission::UpdateFeatureDependency,
     Permission::ProjectUserAccessWrite,
     Permission::ProjectGroupAccessWrite,
+    Permission::CreateProjectApiToken,
+    Permission::ReadProjectApiToken,
+    Permission::DeleteProjectApiToken,
 ];
 
 /// Project role Member: feature work in the project, in every environment of it; not the
@@ -101,7 +109,9 @@ pub const OWNER_PERMISSIONS: &[Permission] = &[
 ///
 /// `CREATE_FEATURE`, `UPDATE_FEATURE`, `DELETE_FEATURE`, `UPDATE_FEATURE_ENVIRONMENT`,
 /// `UPDATE_FEATURE_ENVIRONMENT_VARIANTS`, `CREATE_FEATURE_STRATEGY`,
-/// `UPDATE_FEATURE_STRATEGY`, `DELETE_FEATURE_STRATEGY`, `UPDATE_FEATURE_DEPENDENCY`.
+/// `UPDATE_FEATURE_STRATEGY`, `DELETE_FEATURE_STRATEGY`, `UPDATE_FEATURE_DEPENDENCY`,
+/// `CREATE_PROJECT_API_TOKEN`, `READ_PROJECT_API_TOKEN`, `DELETE_PROJECT_API_TOKEN` (as in
+/// Unleash, members manage the project's keys).
 pub const MEMBER_PERMISSIONS: &[Permission] = &[
     Permission::CreateFeature,
     Permission::UpdateFeature,
@@ -112,6 +122,9 @@ pub const MEMBER_PERMISSIONS: &[Permission] = &[
     Permission::UpdateFeatureStrategy,
     Permission::DeleteFeatureStrategy,
     Permission::UpdateFeatureDependency,
+    Permission::CreateProjectApiToken,
+    Permission::ReadProjectApiToken,
+    Permission::DeleteProjectApiToken,
 ];
 
 /// Where a permission can be granted.
@@ -138,6 +151,9 @@ pub fn permission_scope(permission: Permission) -> PermissionScope {
         | Permission::UpdateFeature
         | Permission::DeleteFeature
         | Permission::UpdateFeatureDependency
+        | Permission::CreateProjectApiToken
+        | Permission::ReadProjectApiToken
+        | Permission::DeleteProjectApiToken
         | Permission::ProjectUserAccessWrite
         | Permission::ProjectGroupAccessWrite => PermissionScope::Project,
         Permission::Admin

@@ -1,16 +1,30 @@
 //! Environments, and which of them a project has.
 
+use std::collections::BTreeMap;
+
+use super::reader::Reader;
 use super::records::{
-    decode, decode_opt, encode, environment_key, environment_not_found, project_key,
-    project_not_found,
+    FeatureEnvironmentRecord, SEP, decode, decode_opt, encode, environment_key,
+    environment_not_found, project_key, project_not_found,
 };
-use super::{Need, ToggleAdmin};
+use super::{Authority, Need, ToggleAdmin};
 use crate::auth::Caller;
-use crate::error::{Error, Result};
-use crate::model::Permission;
+use crate::error::{Error, ErrorDetail, Result};
+use crate::model::{ApiKeyInfo, DEFAULT_SORT_ORDER, EnvironmentDetail, KeyAccess, Permission};
 use crate::model::{Environment, Project};
 use crate::names::{MAX_NAME, display_name_problem, name_problem};
-use crate::store::Collection;
+use crate::store::{Collection, Key};
+
+/// The position of `environment` among the environments: its sort order, or Unleash's
+/// default for one never set.
+pub(super) fn sort_order(environment: &Environment) -> i64 {
+    environment.sort_order.unwrap_or(DEFAULT_SORT_ORDER)
+}
+
+/// `name` as one token of a JSON pointer (RFC 6901: `~` → `~0`, `/` → `~1`).
+fn pointer_token(name: &str) -> String {
+    name.replace('~', "~0").replace('/', "~1")
+}
 
 impl ToggleAdmin {
     /// Create an environment (name, type). Needs `CREATE_ENVIRONMENT`. The name must be 1–100
@@ -61,15 +75,162 @@ impl ToggleAdmin {
         .await
     }
 
-    /// Every environment, by name.
+    /// Every environment, in sort order (as Unleash lists them: by `sortOrder`, an unset one
+    /// counting as [`DEFAULT_SORT_ORDER`], then by name).
     pub async fn environments(&self, caller: &Caller) -> Result<Vec<Environment>> {
         self.require(caller, &[]).await?;
         let listing = self.store.list(Collection::Environments, "").await?;
-        listing
+        let mut environments = listing
             .records
             .iter()
             .map(|(id, record)| decode(&environment_key(id), &record.value))
-            .collect()
+            .collect::<Result<Vec<Environment>>>()?;
+        environments.sort_by(|a, b| (sort_order(a), &a.name).cmp(&(sort_order(b), &b.name)));
+        Ok(environments)
+    }
+
+    /// The environment `name` as Unleash shows one (`environmentSchema`), with how many
+    /// projects have it, how many client and frontend keys are for it and how many features
+    /// are enabled in it. Any valid key may read it; an unknown name → [`Error::NotFound`]
+    /// `Could not find environment with name <name>`, as Unleash says.
+    pub async fn environment(&self, caller: &Caller, name: &str) -> Result<EnvironmentDetail> {
+        self.permit(caller, &[]).await?;
+        let view = self.store.view().await?;
+        let reader = Reader::View(view.as_ref());
+        let key = environment_key(name);
+        let environment: Environment = decode_opt(&key, view.get(&key).await?.as_ref())?
+            .ok_or_else(|| {
+                Error::not_found(format!("Could not find environment with name {name}"))
+            })?;
+        let (_, projects) = reader.list_decoded::<Project>(Collection::Projects).await?;
+        let (_, keys) = reader.list_decoded::<ApiKeyInfo>(Collection::ApiKeys).await?;
+        let api_token_count = keys
+            .iter()
+            .filter(|k| matches!(&k.access, KeyAccess::Client { environment, .. } if environment == name))
+            .count() as u64;
+        let listing = reader.list(Collection::FeatureEnvironments, "").await?;
+        let suffix = format!("{SEP}{name}");
+        let mut enabled_toggle_count = 0u64;
+        for (id, record) in &listing.records {
+            if !id.ends_with(&suffix) {
+                continue;
+            }
+            let key = Key::new(Collection::FeatureEnvironments, id.clone());
+            let fe: FeatureEnvironmentRecord = decode(&key, &record.value)?;
+            enabled_toggle_count += u64::from(fe.enabled);
+        }
+        Ok(EnvironmentDetail {
+            sort_order: sort_order(&environment),
+            enabled: environment.enabled.unwrap_or(true),
+            protected: false,
+            project_count: projects
+                .iter()
+                .filter(|p| p.environments.iter().any(|e| e == name))
+                .count() as u64,
+            api_token_count,
+            enabled_toggle_count,
+            name: environment.name,
+            environment_type: environment.environment_type,
+        })
+    }
+
+    /// Turn the environment `name` on or off (`POST /api/admin/environments/{name}/on|off`).
+    /// Needs `ADMIN`, as in Unleash. An unknown name → [`Error::NotFound`]
+    /// `Could not find environment <name>`. Setting the state it has changes nothing and
+    /// writes no event; otherwise one `environment-updated` event (Unleash writes none).
+    ///
+    /// As in Unleash, an environment turned off is only marked so (`enabled: false`, which
+    /// Unleash's UI calls deprecated): its features, keys and the client and frontend APIs'
+    /// answers in it are unchanged, so SDKs that still use it keep working.
+    pub async fn set_environment_enabled(
+        &self,
+        caller: &Caller,
+        name: &str,
+        enabled: bool,
+    ) -> Result<()> {
+        let permit = self.permit(caller, &[Need::root(Permission::Admin)]).await?;
+        self.change("set_environment_enabled", permit, |tx| {
+            Box::pin(async move {
+                let key = environment_key(name);
+                let record = tx.get(&key).await?;
+                let current: Environment = decode_opt(&key, record.as_ref())?
+                    .ok_or_else(|| Error::not_found(format!("Could not find environment {name}")))?;
+                if current.enabled.unwrap_or(true) == enabled {
+                    return Ok(());
+                }
+                let updated = Environment {
+                    enabled: Some(enabled),
+                    ..current.clone()
+                };
+                tx.put(key.clone(), encode(&key, &updated)?).record(
+                    "environment-updated",
+                    None,
+                    None,
+                    Some(name),
+                    Some(encode(&key, &current)?),
+                    Some(encode(&key, &updated)?),
+                );
+                Ok(())
+            })
+        })
+        .await
+    }
+
+    /// Set the sort order of environments (`PUT /api/admin/environments/sort-order`, body
+    /// `{"<name>": <sortOrder>}`). Needs `ADMIN`. Atomic: every name must be an environment
+    /// that exists, else nothing changes and the 400 names each unknown one at `/<name>`
+    /// (Unleash silently skips them). Each environment whose order changes gets an
+    /// `environment-updated` event.
+    pub async fn set_environment_sort_order<'a>(
+        &self,
+        authority: impl Into<Authority<'a>>,
+        order: &BTreeMap<String, i64>,
+    ) -> Result<()> {
+        let permit = self
+            .admit(authority.into(), &[Need::root(Permission::Admin)])
+            .await?;
+        self.change("set_environment_sort_order", permit, |tx| {
+            Box::pin(async move {
+                let keys: Vec<Key> = order.keys().map(|name| environment_key(name)).collect();
+                let found = tx.reader().get_all(&keys).await?;
+                let mut problems = Vec::new();
+                let mut changes = Vec::new();
+                for (((name, position), key), record) in order.iter().zip(&keys).zip(&found) {
+                    let Some(current) = decode_opt::<Environment>(key, record.as_ref())? else {
+                        problems.push(ErrorDetail::at(
+                            format!("/{}", pointer_token(name)),
+                            format!("there is no environment named \"{name}\""),
+                        ));
+                        continue;
+                    };
+                    if current.sort_order != Some(*position) {
+                        changes.push((name, key, current, *position));
+                    }
+                }
+                if !problems.is_empty() {
+                    return Err(Error::validation(
+                        "The sort order names environments that do not exist; nothing was changed.",
+                        problems,
+                    ));
+                }
+                for (name, key, current, position) in changes {
+                    let updated = Environment {
+                        sort_order: Some(position),
+                        ..current.clone()
+                    };
+                    tx.put(key.clone(), encode(key, &updated)?).record(
+                        "environment-updated",
+                        None,
+                        None,
+                        Some(name),
+                        Some(encode(key, &current)?),
+                        Some(encode(key, &updated)?),
+                    );
+                }
+                Ok(())
+            })
+        })
+        .await
     }
 
     /// Make `environment` available in `project`. Needs `UPDATE_PROJECT` in the project.

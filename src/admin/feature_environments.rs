@@ -15,7 +15,7 @@ use super::records::{
 use super::{Need, ToggleAdmin};
 use crate::auth::Caller;
 use crate::error::{Error, Result};
-use crate::import::{Issues, StrategyContext, default_strategy, normalise_strategy};
+use crate::import::{Issues, StrategyContext, enabling_strategy, normalise_strategy};
 use crate::model::Permission;
 use crate::model::{ContextField, FeatureStrategy, Segment, StrategyDefinition, StrategySortOrder};
 
@@ -262,8 +262,10 @@ impl ToggleAdmin {
     }
 
     /// Enable or disable `feature` in `environment`. Needs `UPDATE_FEATURE_ENVIRONMENT`
-    /// there. Enabling a feature with no enabled strategy adds Unleash's default
-    /// (`flexibleRollout` 100 %), which also needs `CREATE_FEATURE_STRATEGY`. Setting the
+    /// there. Enabling a feature with no enabled strategy adds the project's default strategy
+    /// for the environment (see [`set_default_strategy`](Self::set_default_strategy)), or
+    /// Unleash's default (`flexibleRollout` 100 %) when none is set; that also needs
+    /// `CREATE_FEATURE_STRATEGY`. Setting the
     /// state it already has changes nothing and writes no event; otherwise
     /// `feature-environment-enabled`/`-disabled`.
     pub async fn set_feature_enabled(
@@ -292,10 +294,11 @@ impl ToggleAdmin {
             project,
             feature,
             environment,
-            |fe: &mut FeatureEnvironmentRecord, _: &Catalogue| {
+            |fe: &mut FeatureEnvironmentRecord, catalogue: &Catalogue| {
                 let mut changes: Vec<Change> = Vec::new();
                 if enabled && fe.strategies.iter().all(FeatureStrategy::is_disabled) {
-                    let mut strategy = default_strategy(feature);
+                    let mut strategy =
+                        enabling_strategy(catalogue.project.as_ref(), environment, feature);
                     strategy.id = Some(uuid::Uuid::new_v4().to_string());
                     strategy.sort_order = Some(next_sort_order(&fe.strategies));
                     insert_in_order(&mut fe.strategies, strategy.clone());
@@ -400,7 +403,7 @@ impl ToggleAdmin {
                         decode_opt(&keys[3], records[3].as_ref())?.unwrap_or_default();
                     let before = fe.clone();
                     if enabled && fe.strategies.iter().all(FeatureStrategy::is_disabled) {
-                        let mut strategy = default_strategy(name);
+                        let mut strategy = enabling_strategy(Some(&current), environment, name);
                         strategy.id = Some(uuid::Uuid::new_v4().to_string());
                         strategy.sort_order = Some(next_sort_order(&fe.strategies));
                         insert_in_order(&mut fe.strategies, strategy.clone());
@@ -469,12 +472,13 @@ impl ToggleAdmin {
                 let (_, definitions) = tx.reader().strategy_definition_map().await?;
                 let (_, fields) = tx.reader().context_field_map().await?;
                 let (_, segments) = tx.reader().segment_list().await?;
+                let records = tx.read(&keys).await?;
                 let catalogue = Catalogue {
                     definitions,
                     fields,
                     segments,
+                    project: decode_opt(&keys[0], records[0].as_ref())?,
                 };
-                let records = tx.read(&keys).await?;
                 let archived =
                     feature_environment_found(project, feature, environment, &keys, &records)?;
                 if archived {
@@ -509,15 +513,17 @@ impl ToggleAdmin {
 }
 
 /// What strategies are checked against: the catalogue as read with the feature environment.
-struct Catalogue {
-    definitions: BTreeMap<String, StrategyDefinition>,
-    fields: BTreeMap<String, ContextField>,
-    segments: Vec<Segment>,
+pub(super) struct Catalogue {
+    pub(super) definitions: BTreeMap<String, StrategyDefinition>,
+    pub(super) fields: BTreeMap<String, ContextField>,
+    pub(super) segments: Vec<Segment>,
+    /// The feature's project (its default strategies).
+    pub(super) project: Option<crate::model::Project>,
 }
 
 /// A strategy checked against the catalogue, for `feature` of `project`: segments must be
 /// global or of the project.
-fn checked_strategy(
+pub(super) fn checked_strategy(
     catalogue: &Catalogue,
     raw: &Value,
     project: &str,

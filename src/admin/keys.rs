@@ -8,17 +8,18 @@
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 
+use super::key_requests::token_access;
 use super::permit::expired;
 use super::reader::Reader;
 use super::records::{api_key_key, decode, encode, environment_key, project_key};
 use super::users::user_key;
-use super::{Need, ToggleAdmin};
+use super::{Need, Permit, ToggleAdmin};
 use crate::auth::{
     Caller, NewApiKey, constant_time_eq, hash_secret, new_client_secret, new_secret, verifier_of,
 };
 use crate::error::{Error, ErrorDetail, Result};
 use crate::model::{
-    ApiKeyInfo, ApiKeyRequest as TokenRequest, ClientKeyType, KeyAccess, Permission,
+    ApiKeyInfo, ApiKeyRequest as TokenRequest, KeyAccess, Permission,
 };
 use crate::names::{MAX_NAME, display_name_problem};
 use crate::store::{Collection, Json, Key, ReadView, Revision, Versioned};
@@ -170,15 +171,39 @@ impl ToggleAdmin {
         access: KeyAccess,
         expires_at: Option<DateTime<Utc>>,
     ) -> Result<NewApiKey> {
-        let name_problem = display_name_problem(name, MAX_NAME);
-        let name = name.trim();
         let permit = self
             .permit(caller, &[Need::root(Permission::Admin)])
             .await?;
+        self.create_key(permit, name, access, expires_at, None).await
+    }
+
+    /// [`create_api_key_expiring`](Self::create_api_key_expiring) admitted by `permit`
+    /// (made by the operation for what its keys need: `ADMIN`, a project's key permission,
+    /// or a user's own key).
+    /// When `may` is given, it decides on every key there is (read in the same transaction,
+    /// so that no key created meanwhile escapes it) whether this one may be created.
+    pub(super) async fn create_key(
+        &self,
+        permit: Permit,
+        name: &str,
+        access: KeyAccess,
+        expires_at: Option<DateTime<Utc>>,
+        may: Option<&(dyn Fn(&[ApiKeyInfo]) -> Result<()> + Sync)>,
+    ) -> Result<NewApiKey> {
+        let name_problem = display_name_problem(name, MAX_NAME);
+        let name = name.trim();
         let (access, name_problem) = (&access, &name_problem);
         self.change("create_api_key", permit, |tx| {
             Box::pin(async move {
                 let (named, paths) = check_new_key(name_problem.as_deref(), access, expires_at)?;
+                if let Some(may) = may {
+                    let existing: Vec<ApiKeyInfo> = all_keys(tx.reader())
+                        .await?
+                        .into_iter()
+                        .map(|(_, _, info)| info)
+                        .collect();
+                    may(&existing)?;
+                }
                 let found = tx.reader().get_all(&named).await?;
                 let mut problems = Vec::new();
                 for ((key, path), record) in named.iter().zip(&paths).zip(&found) {
@@ -272,6 +297,17 @@ impl ToggleAdmin {
         let permit = self
             .permit(caller, &[Need::root(Permission::Admin)])
             .await?;
+        self.revoke_key(permit, id, &|_| Ok(())).await
+    }
+
+    /// [`revoke_api_key`](Self::revoke_api_key) admitted by `permit`, of a key that `may`
+    /// accepts (read in the same transaction: a project's key must still be the project's).
+    pub(super) async fn revoke_key(
+        &self,
+        permit: Permit,
+        id: uuid::Uuid,
+        may: &(dyn Fn(&ApiKeyInfo) -> Result<()> + Sync),
+    ) -> Result<()> {
         self.change("revoke_api_key", permit, |tx| {
             Box::pin(async move {
                 let keys = all_keys(tx.reader()).await?;
@@ -282,6 +318,7 @@ impl ToggleAdmin {
                         "There is no API key with id {id}."
                     )));
                 };
+                may(&info)?;
                 tx.expect_revision(key.clone(), revision)
                     .delete(key.clone())
                     .record(
@@ -393,7 +430,7 @@ impl ToggleAdmin {
 }
 
 /// Every key with its record's key and revision, read through `reader`.
-async fn all_keys(reader: Reader<'_>) -> Result<Vec<(Key, Revision, ApiKeyInfo)>> {
+pub(super) async fn all_keys(reader: Reader<'_>) -> Result<Vec<(Key, Revision, ApiKeyInfo)>> {
     let listing = reader.list(Collection::ApiKeys, "").await?;
     listing
         .records
@@ -404,103 +441,6 @@ async fn all_keys(reader: Reader<'_>) -> Result<Vec<(Key, Revision, ApiKeyInfo)>
             Ok((key, record.revision, info))
         })
         .collect()
-}
-
-/// What a token request means: the one place where each token `type` of Unleash's
-/// `createApiTokenSchema` gets its meaning, for the HTTP route and library callers alike
-/// ([`ToggleAdmin::create_token`]).
-///
-/// * `admin`: every permission everywhere; `environment`, `project` and `projects` must be
-///   absent or `*`.
-/// * `client` and `backend` (its newer name): a client key for `projects` (or `project`;
-///   every project when neither is named) in one `environment`
-///   ([`DEFAULT_CLIENT_ENVIRONMENT`](super::DEFAULT_CLIENT_ENVIRONMENT) when absent).
-/// * `frontend`: the same scope, for browser and mobile SDKs: the key may call the frontend
-///   API (`/api/frontend*`) only.
-/// * Any other type is refused.
-///
-/// The type is matched without regard to case. Problems name the body's field
-/// (`/type`, `/environment`, `/project`).
-pub fn token_access(request: &TokenRequest) -> std::result::Result<KeyAccess, Vec<ErrorDetail>> {
-    let mut problems = Vec::new();
-    match token_access_into(request, &mut problems) {
-        Some(access) if problems.is_empty() => Ok(access),
-        _ => Err(problems),
-    }
-}
-
-fn token_access_into(request: &TokenRequest, problems: &mut Vec<ErrorDetail>) -> Option<KeyAccess> {
-    let everywhere = |scope: Option<&str>| scope.is_none_or(|s| s == "*");
-    let token_type = request.token_type.to_ascii_lowercase();
-    match token_type.as_str() {
-        "admin" => {
-            let mut ok = true;
-            if !everywhere(request.environment.as_deref()) {
-                ok = false;
-                problems.push(ErrorDetail::at(
-                    "/environment",
-                    "an admin token covers every environment: leave out environment or send \"*\"",
-                ));
-            }
-            let projects_everywhere = request
-                .projects
-                .as_deref()
-                .is_none_or(|p| p.iter().all(|p| p == "*"));
-            if !everywhere(request.project.as_deref()) || !projects_everywhere {
-                ok = false;
-                problems.push(ErrorDetail::at(
-                    "/project",
-                    "an admin token covers every project: leave out project and projects or send \"*\"",
-                ));
-            }
-            ok.then_some(KeyAccess::Admin)
-        }
-        "client" | "backend" | "frontend" => {
-            let environment = match request.environment.as_deref() {
-                // Unleash's default for a client token without an environment.
-                None => super::DEFAULT_CLIENT_ENVIRONMENT,
-                Some("*") | Some("") => {
-                    problems.push(ErrorDetail::at(
-                        "/environment",
-                        "a client or frontend token is for one environment: name it",
-                    ));
-                    return None;
-                }
-                Some(environment) => environment,
-            };
-            let projects = match (&request.projects, &request.project) {
-                (Some(projects), _) if !projects.is_empty() => projects.clone(),
-                (_, Some(project)) => vec![project.clone()],
-                _ => vec!["*".to_owned()],
-            };
-            let KeyAccess::Client {
-                projects,
-                environment,
-                ..
-            } = KeyAccess::client(projects, environment)
-            else {
-                return None;
-            };
-            Some(KeyAccess::Client {
-                token_type: match token_type.as_str() {
-                    "backend" => ClientKeyType::Backend,
-                    "frontend" => ClientKeyType::Frontend,
-                    _ => ClientKeyType::Client,
-                },
-                projects,
-                environment,
-            })
-        }
-        other => {
-            problems.push(ErrorDetail::at(
-                "/type",
-                format!(
-                    "the token type must be \"admin\", \"client\", \"backend\" or \"frontend\", not \"{other}\""
-                ),
-            ));
-            None
-        }
-    }
 }
 
 /// The static checks of a new key (see
@@ -624,8 +564,16 @@ fn key_for(
     (key, stored)
 }
 
+/// The key record `value` (at `key`) with its expiry set to `expires_at`, the rest (its
+/// verifier included) as it was.
+pub(super) fn with_expiry(key: &Key, value: &Json, expires_at: DateTime<Utc>) -> Result<Json> {
+    let mut stored: StoredKey = decode(key, value)?;
+    stored.info.expires_at = Some(expires_at);
+    encode(key, &stored)
+}
+
 /// The event data of a key: its public description, never its secret or digests.
-fn key_event_data(key: &Key, info: &ApiKeyInfo) -> Result<Json> {
+pub(super) fn key_event_data(key: &Key, info: &ApiKeyInfo) -> Result<Json> {
     encode(
         key,
         &serde_json::json!({

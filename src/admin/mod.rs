@@ -29,10 +29,15 @@ mod flow;
 #[cfg(feature = "frontend")]
 mod frontend;
 mod import;
+mod key_expiry;
+mod key_requests;
 mod keys;
 #[cfg(feature = "frontend")]
 mod ofrep;
 mod permit;
+mod profile;
+mod project_environments;
+mod project_keys;
 mod projects;
 mod reader;
 pub(crate) mod records;
@@ -40,6 +45,8 @@ mod segments;
 mod stored_text;
 mod streaming;
 mod tags;
+mod user_access;
+mod user_changes;
 mod users;
 mod variant_records;
 mod variant_writers;
@@ -58,12 +65,13 @@ pub use client_scope::DEFAULT_CLIENT_ENVIRONMENT;
 pub use delta::{DEFAULT_HISTORY_AGE, DEFAULT_HISTORY_EVENTS, DeltaAnswer, MAX_SCOPES, PushConfig};
 #[cfg(feature = "frontend")]
 pub use frontend::{MAX_CONTEXT_PROPERTIES, MAX_CONTEXT_VALUE};
-pub use keys::token_access;
+pub use key_requests::token_access;
 #[cfg(feature = "frontend")]
 pub use ofrep::{
     DEFAULT_OFREP_APPLICATION, OfrepAnswer, OfrepStream, STREAM_TOKEN_WINDOW_SECS, ofrep_context,
 };
 pub use permit::{Authority, Need, Permit};
+pub use profile::MAX_PERSONAL_KEYS;
 pub use streaming::ClientStream;
 
 pub(crate) use flow::{MAX_ATTEMPTS, Tx, contention, event};

@@ -1,10 +1,16 @@
 //! Projects: the supporting surface the four operations stand on.
 
-use super::records::{decode_opt, encode, environment_key, project_key, project_not_found};
+use std::collections::BTreeSet;
+
+use super::access::access_key;
+use super::reader::Reader;
+use super::records::{
+    FeatureRecord, decode_opt, encode, environment_key, project_key, project_not_found,
+};
 use super::{Need, ToggleAdmin};
 use crate::auth::Caller;
 use crate::error::{Error, ErrorDetail, Result};
-use crate::model::Permission;
+use crate::model::{Group, Permission, ProjectAccessConfiguration, ProjectSummary};
 use crate::model::{NewProject, Project};
 use crate::names::{MAX_NAME, display_name_problem, name_problem};
 use crate::store::Collection;
@@ -13,6 +19,8 @@ impl ToggleAdmin {
     /// Create a project. Needs `CREATE_PROJECT`. The id must be 1–100 URL-friendly characters
     /// and not taken ([`Error::NameExists`]); the environments listed must exist; a feature
     /// naming pattern must be a valid regular expression, and its example must match it.
+    /// `createdAt` is set now; default strategies are set afterwards, with
+    /// [`set_default_strategy`](Self::set_default_strategy) (any sent here are ignored).
     pub async fn create_project(&self, caller: &Caller, project: &NewProject) -> Result<Project> {
         let permit = self
             .permit(caller, &[Need::root(Permission::CreateProject)])
@@ -56,6 +64,8 @@ impl ToggleAdmin {
         let env_keys: Vec<_> = environments.iter().map(|e| environment_key(e)).collect();
         let created = Project {
             environments,
+            created_at: Some(chrono::Utc::now()),
+            default_strategies: Default::default(),
             ..project.clone()
         };
         let key = project_key(&created.id);
@@ -107,6 +117,63 @@ impl ToggleAdmin {
         decode_opt(&key, self.store.get(&key).await?.as_ref())?.ok_or_else(|| project_not_found(id))
     }
 
+    /// Every project as Unleash lists them (`GET /api/admin/projects`, `projectsSchema`): by
+    /// id, each with its health, feature counts and member count. Any valid key may list
+    /// them. Unlike Unleash OSS, which shows only `default`, every project is listed.
+    /// Projects are never archived here, so `archived` = true lists none.
+    pub async fn project_summaries(
+        &self,
+        caller: &Caller,
+        archived: bool,
+    ) -> Result<Vec<ProjectSummary>> {
+        self.permit(caller, &[]).await?;
+        if archived {
+            return Ok(Vec::new());
+        }
+        let view = self.store.view().await?;
+        let reader = Reader::View(view.as_ref());
+        let (_, projects) = reader.list_decoded::<Project>(Collection::Projects).await?;
+        let (_, features) = reader
+            .list_decoded::<FeatureRecord>(Collection::Features)
+            .await?;
+        let (_, groups) = reader.list_decoded::<Group>(Collection::Groups).await?;
+        let mut summaries = Vec::with_capacity(projects.len());
+        for project in projects {
+            let active: Vec<&FeatureRecord> = features
+                .iter()
+                .filter(|f| f.project == project.id && !f.archived)
+                .collect();
+            let stale = active.iter().filter(|f| f.stale).count() as u64;
+            let total = active.len() as u64;
+            let access_key = access_key(&project.id);
+            let access: ProjectAccessConfiguration =
+                decode_opt(&access_key, view.get(&access_key).await?.as_ref())?
+                    .unwrap_or_default();
+            let mut members: BTreeSet<i64> = BTreeSet::new();
+            for role in &access.roles {
+                members.extend(role.users.iter().copied());
+                for group in groups.iter().filter(|g| role.groups.contains(&g.id)) {
+                    members.extend(group.users.iter().copied());
+                }
+            }
+            summaries.push(ProjectSummary {
+                health: health(total, stale),
+                feature_count: total,
+                stale_feature_count: stale,
+                potentially_stale_feature_count: 0,
+                member_count: members.len() as u64,
+                created_at: project.created_at,
+                mode: "open".to_owned(),
+                default_stickiness: "default".to_owned(),
+                favorite: false,
+                id: project.id,
+                name: project.name,
+                description: project.description,
+            });
+        }
+        Ok(summaries)
+    }
+
     /// Every project, by id. Any valid key may list them.
     pub async fn projects(&self, caller: &Caller) -> Result<Vec<Project>> {
         self.require(caller, &[]).await?;
@@ -116,4 +183,14 @@ impl ToggleAdmin {
             .await?;
         Ok(projects)
     }
+}
+
+/// A project's health as Unleash computes it: the share of its active features that are not
+/// stale, in whole percent; 100 without features.
+fn health(active: u64, stale: u64) -> u32 {
+    if active == 0 {
+        return 100;
+    }
+    let healthy = active.saturating_sub(stale);
+    u32::try_from((healthy * 100 + active / 2) / active).unwrap_or(100)
 }

@@ -21,25 +21,28 @@ use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 
 use super::error::{HttpResult, Json};
-use super::extract::{Authenticated, JsonBody, Params};
-use crate::admin::token_access;
+use super::extract::{Authenticated, JsonBody, LaterBody, Params};
+use crate::admin::{Need, token_access};
 use crate::auth::NewApiKey;
 use crate::error::{Error, ErrorDetail};
-use crate::model::{ApiKeyBody, ApiKeyView, KeyAccess, PersonalApiKeyBody, PersonalApiKeyView};
+use crate::model::{
+    ApiKeyBody, ApiKeyExpiryBody, ApiKeyView, KeyAccess, Permission, PersonalApiKeyBody,
+    PersonalApiKeyView,
+};
 use crate::{Caller, ToggleAdmin};
 
 pub(crate) fn routes() -> OpenApiRouter<ToggleAdmin> {
     OpenApiRouter::new()
         .routes(routes!(list, create_admin_key))
-        .routes(routes!(revoke))
+        .routes(routes!(by_name, update_expiry, revoke))
         .routes(routes!(create_user_key))
         .routes(routes!(revoke_user_key))
 }
 
 #[derive(Debug, Serialize, utoipa::ToSchema)]
 #[schema(as = Tokens)]
-struct ApiKeys {
-    tokens: Vec<ApiKeyView>,
+pub(super) struct ApiKeys {
+    pub(super) tokens: Vec<ApiKeyView>,
 }
 
 #[utoipa::path(
@@ -110,7 +113,7 @@ fn created_view(key: NewApiKey) -> ApiKeyView {
 /// The `expiresAt` of a creation body: absent or `null` for never, else an RFC 3339
 /// date-time (`2030-01-01T00:00:00Z`, `2030-01-01T01:00:00+01:00`). Anything else is a
 /// problem at `/expiresAt`. Whether it is in the future is the library's check.
-fn expiry(value: Option<&Value>, problems: &mut Vec<ErrorDetail>) -> Option<DateTime<Utc>> {
+pub(super) fn expiry(value: Option<&Value>, problems: &mut Vec<ErrorDetail>) -> Option<DateTime<Utc>> {
     match value {
         None | Some(Value::Null) => None,
         Some(Value::String(text)) => match DateTime::parse_from_rfc3339(text) {
@@ -149,15 +152,79 @@ async fn revoke(
     Authenticated(caller): Authenticated,
     Params(token): Params<String>,
 ) -> HttpResult<StatusCode> {
-    let id = match uuid::Uuid::parse_str(&token) {
-        Ok(id) => id,
-        // By secret: expired keys too (they can still be revoked).
-        Err(_) => match admin.api_key_id(&token).await? {
-            Some(id) => id,
-            None => return Err(Error::not_found("There is no such API token.").into()),
-        },
-    };
+    let id = key_id(&admin, &token).await?;
     admin.revoke_api_key(&caller, id).await?;
+    Ok(StatusCode::OK)
+}
+
+/// The id of the key `token` names: its id, or its secret as Unleash names keys (expired keys
+/// too: they can still be revoked or given a new expiry). Neither → 404.
+pub(super) async fn key_id(admin: &ToggleAdmin, token: &str) -> crate::Result<uuid::Uuid> {
+    if let Ok(id) = uuid::Uuid::parse_str(token) {
+        return Ok(id);
+    }
+    admin
+        .api_key_id(token)
+        .await?
+        .ok_or_else(|| Error::not_found("There is no such API token."))
+}
+
+/// The keys with this token name (Unleash's `GET /api/admin/api-tokens/{name}`), never a
+/// secret.
+#[utoipa::path(
+    get,
+    path = "/api/admin/api-tokens/{token}",
+    tag = "api-tokens",
+    params(super::openapi::ApiKeyPath),
+    responses(
+        (status = 200, description = "The keys with this name, without secrets.", body = ApiKeys),
+        super::openapi::Errors
+    )
+)]
+async fn by_name(
+    State(admin): State<ToggleAdmin>,
+    Authenticated(caller): Authenticated,
+    Params(name): Params<String>,
+) -> HttpResult<Json<ApiKeys>> {
+    let keys = admin.api_keys_named(&caller, &name).await?;
+    Ok(Json::ok(ApiKeys {
+        tokens: keys.into_iter().map(|k| ApiKeyView::new(k, None)).collect(),
+    }))
+}
+
+/// Change when a key (by id or secret) expires, `{expiresAt}`; a date in the past stops it
+/// at once.
+#[utoipa::path(
+    put,
+    path = "/api/admin/api-tokens/{token}",
+    tag = "api-tokens",
+    params(super::openapi::ApiKeyPath),
+    request_body(content = ApiKeyExpiryBody, description = "The new expiry.", content_type = "application/json"),
+    responses(
+        (status = 200, description = "Changed; no body."),
+        super::openapi::BodyErrors
+    )
+)]
+async fn update_expiry(
+    State(admin): State<ToggleAdmin>,
+    Authenticated(caller): Authenticated,
+    Params(token): Params<String>,
+    body: LaterBody,
+) -> HttpResult<StatusCode> {
+    let permit = admin
+        .permit(&caller, &[Need::root(Permission::Admin)])
+        .await?;
+    let body: ApiKeyExpiryBody = body.object().await?;
+    let mut problems = Vec::new();
+    let expires_at = match expiry(body.expires_at.as_ref(), &mut problems) {
+        Some(at) => at,
+        None if problems.is_empty() => {
+            return Err(Error::invalid_at("/expiresAt", "expiresAt is required").into());
+        }
+        None => return Err(Error::validation("The expiry is not valid.", problems).into()),
+    };
+    let id = key_id(&admin, &token).await?;
+    admin.set_api_key_expiry(permit, id, expires_at).await?;
     Ok(StatusCode::OK)
 }
 
@@ -200,14 +267,11 @@ async fn create_user_key(
             expires_at,
         )
         .await?;
-    Ok(Json::created(PersonalApiKeyView {
-        id: key.info.id,
-        secret: key.secret,
-        description: key.info.name,
+    Ok(Json::created(PersonalApiKeyView::new(
+        key.info,
         user_id,
-        expires_at: key.info.expires_at,
-        created_at: key.info.created_at,
-    }))
+        Some(key.secret),
+    )))
 }
 
 #[utoipa::path(

@@ -159,6 +159,8 @@ mod limits;
 mod ofrep;
 mod openapi;
 mod operations;
+mod project_environments;
+mod project_keys;
 mod projects;
 mod segments;
 mod streaming;
@@ -313,10 +315,12 @@ fn api(frontend_origins: &[String]) -> OpenApiRouter<ToggleAdmin> {
         variants::routes(),
         projects::routes(),
         environments::routes(),
+        project_environments::routes(),
         features::routes(),
         feature_archive::routes(),
         feature_search::routes(),
         keys::routes(),
+        project_keys::routes(),
         events::routes(),
         access::routes(),
         users::routes(),

@@ -1,19 +1,53 @@
-//! Projects over HTTP: create and read. Their features are in `features.rs`, the
-//! environments they have in `environments.rs`.
+//! Projects over HTTP: list, create and read. Their features are in `features.rs`, the
+//! environments they have in `environments.rs` and `project_environments.rs`.
 
 use axum::extract::State;
+use serde::Deserialize;
 
 use super::error::{HttpResult, Json};
-use super::extract::{Authenticated, JsonBody, Params};
+use super::extract::{Authenticated, JsonBody, Params, QueryParams};
 use crate::ToggleAdmin;
-use crate::model::{NewProject, Project};
+use crate::model::{NewProject, Project, ProjectList};
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 
 pub(crate) fn routes() -> OpenApiRouter<ToggleAdmin> {
     OpenApiRouter::new()
-        .routes(routes!(create_project))
+        .routes(routes!(list_projects, create_project))
         .routes(routes!(read_project))
+}
+
+/// `?archived=`: archived projects (there are none here) instead of active ones.
+#[derive(Debug, Deserialize, utoipa::IntoParams)]
+#[into_params(parameter_in = Query)]
+#[serde(deny_unknown_fields)]
+struct ProjectFilter {
+    /// True for the archived projects.
+    archived: Option<bool>,
+}
+
+/// Every project (Unleash OSS lists only `default`), with health, feature and member counts.
+#[utoipa::path(
+    get,
+    path = "/api/admin/projects",
+    tag = "projects",
+    params(ProjectFilter),
+    responses(
+        (status = 200, description = "Every project.", body = ProjectList),
+        super::openapi::Errors
+    )
+)]
+async fn list_projects(
+    State(admin): State<ToggleAdmin>,
+    Authenticated(caller): Authenticated,
+    QueryParams(filter): QueryParams<ProjectFilter>,
+) -> HttpResult<Json<ProjectList>> {
+    Ok(Json::ok(ProjectList {
+        version: 1,
+        projects: admin
+            .project_summaries(&caller, filter.archived.unwrap_or(false))
+            .await?,
+    }))
 }
 
 #[utoipa::path(

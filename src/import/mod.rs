@@ -72,7 +72,7 @@ pub(crate) use dependencies::{dependency_problem, normalise_dependency, upsert};
 pub(crate) use diff::preview;
 pub(crate) use export::{ExportSource, ExportedFeature, build_export};
 pub(crate) use plan::plan;
-pub(crate) use strategy::{StrategyContext, default_strategy, normalise_strategy};
+pub(crate) use strategy::{StrategyContext, enabling_strategy, normalise_strategy};
 pub(crate) use validation::{items_of, permission_display_name, unleash_findings};
 
 use std::collections::BTreeMap;

@@ -10,7 +10,7 @@ use super::check::{
 };
 use super::members::{Members, check_members};
 use super::parse::{Payload, parse};
-use super::strategy::default_strategy;
+use super::strategy::enabling_strategy;
 use super::{
     FeatureEnvironmentState, FeatureOutcome, ImportWrites, Issues, Outcome, PlannedEvent, Snapshot,
 };
@@ -321,7 +321,8 @@ fn build(
         if entry.as_ref().is_some_and(|e| e.enabled) && incoming.iter().all(|s| s.is_disabled()) {
             // Enabling with no (enabled) strategy adds Unleash's default, last; a stored equal
             // one keeps its id like any other strategy.
-            let mut strategy = default_strategy(name);
+            let mut strategy =
+                enabling_strategy(snapshot.project.as_ref(), &payload.environment, name);
             strategy.sort_order = None;
             incoming.push(strategy);
         }

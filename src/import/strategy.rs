@@ -165,6 +165,35 @@ pub fn default_strategy(feature: &str) -> FeatureStrategy {
     }
 }
 
+/// The strategy `feature` gets when it is enabled in `environment` of `project` with no
+/// (enabled) strategy, as Unleash chooses it: the project's default strategy for that
+/// environment when one is set (its `groupId`, when empty, becoming the feature's name), else
+/// [`default_strategy`]. Without an id; sort order 0.
+pub fn enabling_strategy(
+    project: Option<&crate::model::Project>,
+    environment: &str,
+    feature: &str,
+) -> FeatureStrategy {
+    let Some(chosen) = project.and_then(|p| p.default_strategies.get(environment)) else {
+        return default_strategy(feature);
+    };
+    let mut strategy = chosen.clone();
+    strategy.id = None;
+    strategy.feature_name = Some(feature.to_owned());
+    strategy.sort_order = Some(0);
+    strategy.disabled = Some(Some(false));
+    if strategy
+        .parameters
+        .get("groupId")
+        .is_none_or(|g| g.is_empty())
+    {
+        strategy
+            .parameters
+            .insert("groupId".to_owned(), feature.to_owned());
+    }
+    strategy
+}
+
 /// Fills in and checks `flexibleRollout` parameters.
 fn default_flexible_rollout(
     params: &mut BTreeMap<String, String>,

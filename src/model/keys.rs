@@ -312,15 +312,17 @@ pub struct PersonalApiKeyBody {
     pub expires_at: Option<Value>,
 }
 
-/// A key that acts as a user, as created: Unleash's personal access token shape.
+/// A key that acts as a user: Unleash's personal access token shape (`patSchema`), with its
+/// secret only in the response that creates it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[cfg_attr(feature = "http", derive(utoipa::ToSchema), schema(as = UserTokenView))]
 #[serde(rename_all = "camelCase")]
 pub struct PersonalApiKeyView {
-    /// The key's public id.
+    /// The key's public id (Unleash's is a number; here it is the key's UUID).
     pub id: uuid::Uuid,
-    /// The secret, shown only now.
-    pub secret: String,
+    /// The secret, in the creation response only.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub secret: Option<String>,
     /// The key's name.
     pub description: String,
     /// The user the key acts as.
@@ -332,4 +334,40 @@ pub struct PersonalApiKeyView {
     /// When it was created.
     #[serde(with = "super::millis_timestamp")]
     pub created_at: DateTime<Utc>,
+}
+
+impl PersonalApiKeyView {
+    /// How the HTTP API shows `info`, a key acting as user `user_id`; `secret` when it was
+    /// just created.
+    pub fn new(info: ApiKeyInfo, user_id: i64, secret: Option<String>) -> Self {
+        PersonalApiKeyView {
+            id: info.id,
+            secret,
+            description: info.name,
+            user_id,
+            expires_at: info.expires_at,
+            created_at: info.created_at,
+        }
+    }
+}
+
+/// `GET /api/admin/user/tokens` (Unleash's `patsSchema`): the caller's keys, never their
+/// secrets.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[cfg_attr(feature = "http", derive(utoipa::ToSchema), schema(as = UserTokens))]
+pub struct PersonalApiKeys {
+    /// The keys, oldest first.
+    pub pats: Vec<PersonalApiKeyView>,
+}
+
+/// The body of `PUT /api/admin/api-tokens/{token}` (Unleash's `updateApiTokenSchema`).
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[cfg_attr(feature = "http", derive(utoipa::ToSchema), schema(as = TokenExpiry))]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct ApiKeyExpiryBody {
+    /// When the key stops working: an RFC 3339 date-time (required; it may be in the past,
+    /// which stops the key at once).
+    #[serde(default)]
+    #[cfg_attr(feature = "http", schema(value_type = String, format = DateTime))]
+    pub expires_at: Option<Value>,
 }

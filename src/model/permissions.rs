@@ -55,11 +55,17 @@ pub enum Permission {
     ManageUsers,
     /// Add or remove a feature's parent dependencies.
     UpdateFeatureDependency,
+    /// Create a project's client and frontend keys.
+    CreateProjectApiToken,
+    /// List a project's client and frontend keys.
+    ReadProjectApiToken,
+    /// Revoke a project's client and frontend keys.
+    DeleteProjectApiToken,
 }
 
 impl Permission {
     /// Every permission.
-    pub const ALL: [Permission; 23] = [
+    pub const ALL: [Permission; 26] = [
         Permission::Admin,
         Permission::CreateProject,
         Permission::UpdateProject,
@@ -83,6 +89,9 @@ impl Permission {
         Permission::ProjectGroupAccessWrite,
         Permission::ManageUsers,
         Permission::UpdateFeatureDependency,
+        Permission::CreateProjectApiToken,
+        Permission::ReadProjectApiToken,
+        Permission::DeleteProjectApiToken,
     ];
 
     /// Unleash's name of the permission.
@@ -111,6 +120,9 @@ impl Permission {
             Permission::ProjectGroupAccessWrite => "PROJECT_GROUP_ACCESS_WRITE",
             Permission::ManageUsers => "MANAGE_USERS",
             Permission::UpdateFeatureDependency => "UPDATE_FEATURE_DEPENDENCY",
+            Permission::CreateProjectApiToken => "CREATE_PROJECT_API_TOKEN",
+            Permission::ReadProjectApiToken => "READ_PROJECT_API_TOKEN",
+            Permission::DeleteProjectApiToken => "DELETE_PROJECT_API_TOKEN",
         }
     }
 

@@ -1,6 +1,11 @@
 //! Projects and environments: the containers features live in.
 
+use std::collections::BTreeMap;
+
+use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
+
+use super::FeatureStrategy;
 
 /// A project: features are organised in projects, and a project uses some of the service's
 /// environments. `id` and `name` are required.
@@ -24,6 +29,22 @@ pub struct Project {
     /// Names of the environments enabled for the project; empty when absent.
     #[serde(default)]
     pub environments: Vec<String>,
+    /// When the project was created (`None` for projects created before 0.1 recorded it).
+    /// Set by [`create_project`](crate::ToggleAdmin::create_project); a value sent is
+    /// ignored.
+    #[serde(
+        default,
+        with = "super::timestamp",
+        skip_serializing_if = "Option::is_none"
+    )]
+    #[cfg_attr(feature = "http", schema(value_type = Option<String>, format = DateTime))]
+    pub created_at: Option<DateTime<Utc>>,
+    /// The strategy a feature gets in an environment when it is enabled there with none
+    /// (Unleash's environment default strategy), by environment. Set with
+    /// [`set_default_strategy`](crate::ToggleAdmin::set_default_strategy); a value sent to
+    /// [`create_project`](crate::ToggleAdmin::create_project) is ignored.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub default_strategies: BTreeMap<String, FeatureStrategy>,
 }
 
 /// A project's feature naming convention: `pattern` is required.
@@ -61,3 +82,120 @@ pub struct Environment {
 
 /// A project to create: `POST /api/admin/projects`.
 pub type NewProject = Project;
+
+/// A project as Unleash lists it (`projectSchema`): `GET /api/admin/projects`.
+///
+/// `health` is the share of active features that are not stale, in percent (100 for a
+/// project without features); `memberCount` counts the users holding a role in the project,
+/// directly or through a group.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "http", derive(utoipa::ToSchema))]
+#[serde(rename_all = "camelCase")]
+pub struct ProjectSummary {
+    /// The project's id.
+    pub id: String,
+    /// Its display name.
+    pub name: String,
+    /// Its description, `null` when it has none.
+    pub description: Option<String>,
+    /// The share of its active features that are not stale, 0–100.
+    pub health: u32,
+    /// How many active (not archived) features it holds.
+    pub feature_count: u64,
+    /// How many of those are stale.
+    pub stale_feature_count: u64,
+    /// How many are potentially stale (not tracked here: always 0).
+    pub potentially_stale_feature_count: u64,
+    /// How many users hold a role in it, directly or through a group.
+    pub member_count: u64,
+    /// When it was created, if known.
+    #[serde(
+        default,
+        with = "super::timestamp",
+        skip_serializing_if = "Option::is_none"
+    )]
+    #[cfg_attr(feature = "http", schema(value_type = Option<String>, format = DateTime))]
+    pub created_at: Option<DateTime<Utc>>,
+    /// Always `open`: every project is visible to every key.
+    pub mode: String,
+    /// Always `default`.
+    pub default_stickiness: String,
+    /// Always false: favourites are per user in Unleash's UI and not kept here.
+    pub favorite: bool,
+}
+
+/// `GET /api/admin/projects` (Unleash's `projectsSchema`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "http", derive(utoipa::ToSchema))]
+pub struct ProjectList {
+    /// Always 1.
+    pub version: u32,
+    /// The projects, by id.
+    pub projects: Vec<ProjectSummary>,
+}
+
+/// An environment as `GET /api/admin/environments/{name}` shows it (Unleash's
+/// `environmentSchema`), with the counts Unleash adds.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "http", derive(utoipa::ToSchema))]
+#[serde(rename_all = "camelCase")]
+pub struct EnvironmentDetail {
+    /// The environment's name.
+    pub name: String,
+    /// Its type.
+    #[serde(rename = "type")]
+    pub environment_type: String,
+    /// False once turned off (Unleash's "deprecated").
+    pub enabled: bool,
+    /// Always false: every environment here may be changed.
+    pub protected: bool,
+    /// Its position among the environments ([`DEFAULT_SORT_ORDER`] unless set).
+    pub sort_order: i64,
+    /// How many projects have it.
+    pub project_count: u64,
+    /// How many client and frontend keys are for it.
+    pub api_token_count: u64,
+    /// How many features are enabled in it.
+    pub enabled_toggle_count: u64,
+}
+
+/// The sort order of an environment whose order was never set (Unleash's column default).
+pub const DEFAULT_SORT_ORDER: i64 = 9999;
+
+/// An environment as `GET /api/admin/environments/project/{projectId}` shows it (Unleash's
+/// `environmentProjectSchema`): every environment, `visible` when the project has it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "http", derive(utoipa::ToSchema))]
+#[serde(rename_all = "camelCase")]
+pub struct ProjectEnvironmentView {
+    /// The environment's name.
+    pub name: String,
+    /// Its type.
+    #[serde(rename = "type")]
+    pub environment_type: String,
+    /// False once turned off.
+    pub enabled: bool,
+    /// Always false.
+    pub protected: bool,
+    /// Its position among the environments.
+    pub sort_order: i64,
+    /// How many client and frontend keys see the project in it.
+    pub project_api_token_count: u64,
+    /// How many of the project's features are enabled in it.
+    pub project_enabled_toggle_count: u64,
+    /// The project's default strategy there, when one is set.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub default_strategy: Option<FeatureStrategy>,
+    /// Whether the project has this environment.
+    pub visible: bool,
+}
+
+/// `GET /api/admin/environments/project/{projectId}` (Unleash's `environmentsProjectSchema`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "http", derive(utoipa::ToSchema))]
+pub struct ProjectEnvironmentList {
+    /// Always 1.
+    pub version: u32,
+    /// Every environment, in sort order.
+    pub environments: Vec<ProjectEnvironmentView>,
+}

@@ -230,3 +230,209 @@ pub struct GroupMemberUser {
     /// The user's id.
     pub id: i64,
 }
+
+/// A role in short, as Unleash shows a user's root role (`roleSchema`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+#[cfg_attr(feature = "http", derive(utoipa::ToSchema))]
+pub struct RoleSummary {
+    /// The role's id.
+    pub id: i64,
+    /// Where it applies: `root`, `project` or `custom`.
+    #[serde(rename = "type")]
+    pub role_type: RoleType,
+    /// Its name.
+    pub name: String,
+    /// What it is for.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub description: Option<String>,
+}
+
+impl From<&Role> for RoleSummary {
+    fn from(role: &Role) -> Self {
+        RoleSummary {
+            id: role.id,
+            role_type: role.role_type,
+            name: role.name.clone(),
+            description: role.description.clone(),
+        }
+    }
+}
+
+/// Who the caller is, as `GET /api/admin/user` shows it (the `user` of Unleash's
+/// `meSchema`): for a key acting as a user, that user; for any other key, the key itself
+/// (`isAPI`, id -42 as Unleash's admin token user, the key's name as `username`). Never a
+/// secret.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+#[cfg_attr(feature = "http", derive(utoipa::ToSchema))]
+pub struct SessionUser {
+    /// The user's id; -42 for a key that acts as no user.
+    pub id: i64,
+    /// True for a key that acts as no user.
+    #[serde(rename = "isAPI")]
+    pub is_api: bool,
+    /// The display name.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub name: Option<String>,
+    /// The login name (a key's name for a key that acts as no user).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub username: Option<String>,
+    /// The email address.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub email: Option<String>,
+    /// The root role's id (1 for an admin key; absent for a key with explicit grants).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub root_role: Option<i64>,
+    /// `User`, or `API token` for a key that acts as no user.
+    pub account_type: String,
+    /// When the user (or the key) was created.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub created_at: Option<DateTime<Utc>>,
+}
+
+/// One permission the caller holds, as `meSchema` lists them (`permissionSchema`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+#[cfg_attr(feature = "http", derive(utoipa::ToSchema))]
+pub struct HeldPermission {
+    /// The permission's name.
+    pub permission: String,
+    /// The project it is held in; absent when held in every project.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub project: Option<String>,
+    /// The environment it is held in; absent when held in every environment.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub environment: Option<String>,
+}
+
+/// `GET /api/admin/user` (Unleash's `meSchema`): the caller and what it may do.
+/// `feedback` and `splash` (Unleash's UI state) are always empty.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "http", derive(utoipa::ToSchema))]
+pub struct Me {
+    /// The caller.
+    pub user: SessionUser,
+    /// What it may do: its root role's permissions, and its project roles' in each project.
+    pub permissions: Vec<HeldPermission>,
+    /// Always empty.
+    #[cfg_attr(feature = "http", schema(value_type = Vec<Object>))]
+    pub feedback: Vec<serde_json::Value>,
+    /// Always empty.
+    #[cfg_attr(feature = "http", schema(value_type = Object))]
+    pub splash: serde_json::Map<String, serde_json::Value>,
+}
+
+/// `GET /api/admin/user/profile` (Unleash's `profileSchema`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+#[cfg_attr(feature = "http", derive(utoipa::ToSchema))]
+pub struct Profile {
+    /// The caller's root role (Admin for an admin key, Viewer for a key with explicit
+    /// grants).
+    pub root_role: RoleSummary,
+    /// The projects where the caller holds a role, directly or through a group (for a key
+    /// with grants: the projects its grants name), by id.
+    pub projects: Vec<String>,
+    /// Always empty (Unleash's email subscriptions).
+    pub subscriptions: Vec<String>,
+    /// Always empty (Unleash's favourite features).
+    #[cfg_attr(feature = "http", schema(value_type = Vec<Object>))]
+    pub features: Vec<serde_json::Value>,
+}
+
+/// A root role as Unleash takes it in `updateUserSchema`: its id, or its name.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(untagged)]
+#[cfg_attr(feature = "http", derive(utoipa::ToSchema))]
+pub enum RootRoleRef {
+    /// `1`, `2` or `3`.
+    Id(i64),
+    /// `Admin`, `Editor` or `Viewer`.
+    Name(String),
+}
+
+/// The body of `PUT /api/admin/user-admin/{id}` (Unleash's `updateUserSchema`): the fields to
+/// change; absent or empty ones keep their value.
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+#[cfg_attr(feature = "http", derive(utoipa::ToSchema))]
+pub struct UserUpdate {
+    /// The new email address (must contain `@`, unique among users).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub email: Option<String>,
+    /// The new display name.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub name: Option<String>,
+    /// The new root role, by id or name.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub root_role: Option<RootRoleRef>,
+}
+
+/// One permission in a user's access overview (Unleash's `userAccessOverviewSchema`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+#[cfg_attr(feature = "http", derive(utoipa::ToSchema))]
+pub struct PermissionOverview {
+    /// A stable number for the permission (its position among the permissions, from 1).
+    pub id: i64,
+    /// Its name.
+    pub name: String,
+    /// Its name for people.
+    pub display_name: String,
+    /// `root`, `project` or `environment`.
+    #[serde(rename = "type")]
+    pub permission_type: String,
+    /// The environment it was checked in, for environment permissions.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub environment: Option<String>,
+    /// Whether the user holds it (in the project and environment asked about).
+    pub has_permission: bool,
+}
+
+/// Every permission, grouped by where it applies, each with whether the user holds it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "http", derive(utoipa::ToSchema))]
+pub struct AccessOverview {
+    /// Root permissions.
+    pub root: Vec<PermissionOverview>,
+    /// Project permissions, checked in the project asked about.
+    pub project: Vec<PermissionOverview>,
+    /// Environment permissions, checked in the project and environment asked about.
+    pub environment: Vec<PermissionOverview>,
+}
+
+/// A project role a user holds, with its permissions, as the access overview lists them.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+#[cfg_attr(feature = "http", derive(utoipa::ToSchema))]
+pub struct HeldRole {
+    /// The role's id.
+    pub id: i64,
+    /// `project` or `custom`.
+    #[serde(rename = "type")]
+    pub role_type: RoleType,
+    /// Its name.
+    pub name: String,
+    /// What it is for (empty when it says nothing).
+    pub description: String,
+    /// The project it is held in.
+    pub project: String,
+    /// Its permissions.
+    pub permissions: Vec<RolePermission>,
+}
+
+/// `GET /api/admin/user-admin/{id}/permissions` (Unleash's `userAccessOverviewSchema`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+#[cfg_attr(feature = "http", derive(utoipa::ToSchema))]
+pub struct UserAccessOverview {
+    /// Every permission, with whether the user holds it.
+    pub overview: AccessOverview,
+    /// The user.
+    pub user: User,
+    /// Its root role.
+    pub root_role: RoleSummary,
+    /// The roles it holds in the project asked about (none when no project was named).
+    pub project_roles: Vec<HeldRole>,
+}

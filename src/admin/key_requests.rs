@@ -1,0 +1,102 @@
+//! What a key request means: each token `type` of Unleash's `createApiTokenSchema` mapped to
+//! the access a key gets, for the HTTP routes and library callers alike.
+
+use crate::error::ErrorDetail;
+use crate::model::{ApiKeyRequest as TokenRequest, ClientKeyType, KeyAccess};
+
+/// What a token request means: the one place where each token `type` of Unleash's
+/// `createApiTokenSchema` gets its meaning, for the HTTP route and library callers alike
+/// ([`ToggleAdmin::create_token`]).
+///
+/// * `admin`: every permission everywhere; `environment`, `project` and `projects` must be
+///   absent or `*`.
+/// * `client` and `backend` (its newer name): a client key for `projects` (or `project`;
+///   every project when neither is named) in one `environment`
+///   ([`DEFAULT_CLIENT_ENVIRONMENT`](super::DEFAULT_CLIENT_ENVIRONMENT) when absent).
+/// * `frontend`: the same scope, for browser and mobile SDKs: the key may call the frontend
+///   API (`/api/frontend*`) only.
+/// * Any other type is refused.
+///
+/// The type is matched without regard to case. Problems name the body's field
+/// (`/type`, `/environment`, `/project`).
+pub fn token_access(request: &TokenRequest) -> std::result::Result<KeyAccess, Vec<ErrorDetail>> {
+    let mut problems = Vec::new();
+    match token_access_into(request, &mut problems) {
+        Some(access) if problems.is_empty() => Ok(access),
+        _ => Err(problems),
+    }
+}
+
+fn token_access_into(request: &TokenRequest, problems: &mut Vec<ErrorDetail>) -> Option<KeyAccess> {
+    let everywhere = |scope: Option<&str>| scope.is_none_or(|s| s == "*");
+    let token_type = request.token_type.to_ascii_lowercase();
+    match token_type.as_str() {
+        "admin" => {
+            let mut ok = true;
+            if !everywhere(request.environment.as_deref()) {
+                ok = false;
+                problems.push(ErrorDetail::at(
+                    "/environment",
+                    "an admin token covers every environment: leave out environment or send \"*\"",
+                ));
+            }
+            let projects_everywhere = request
+                .projects
+                .as_deref()
+                .is_none_or(|p| p.iter().all(|p| p == "*"));
+            if !everywhere(request.project.as_deref()) || !projects_everywhere {
+                ok = false;
+                problems.push(ErrorDetail::at(
+                    "/project",
+                    "an admin token covers every project: leave out project and projects or send \"*\"",
+                ));
+            }
+            ok.then_some(KeyAccess::Admin)
+        }
+        "client" | "backend" | "frontend" => {
+            let environment = match request.environment.as_deref() {
+                // Unleash's default for a client token without an environment.
+                None => super::DEFAULT_CLIENT_ENVIRONMENT,
+                Some("*") | Some("") => {
+                    problems.push(ErrorDetail::at(
+                        "/environment",
+                        "a client or frontend token is for one environment: name it",
+                    ));
+                    return None;
+                }
+                Some(environment) => environment,
+            };
+            let projects = match (&request.projects, &request.project) {
+                (Some(projects), _) if !projects.is_empty() => projects.clone(),
+                (_, Some(project)) => vec![project.clone()],
+                _ => vec!["*".to_owned()],
+            };
+            let KeyAccess::Client {
+                projects,
+                environment,
+                ..
+            } = KeyAccess::client(projects, environment)
+            else {
+                return None;
+            };
+            Some(KeyAccess::Client {
+                token_type: match token_type.as_str() {
+                    "backend" => ClientKeyType::Backend,
+                    "frontend" => ClientKeyType::Frontend,
+                    _ => ClientKeyType::Client,
+                },
+                projects,
+                environment,
+            })
+        }
+        other => {
+            problems.push(ErrorDetail::at(
+                "/type",
+                format!(
+                    "the token type must be \"admin\", \"client\", \"backend\" or \"frontend\", not \"{other}\""
+                ),
+            ));
+            None
+        }
+    }
+}
