@@ -159,6 +159,7 @@ mod limits;
 mod ofrep;
 mod openapi;
 mod operations;
+mod profile;
 mod project_environments;
 mod project_keys;
 mod projects;
@@ -324,6 +325,7 @@ fn api(frontend_origins: &[String]) -> OpenApiRouter<ToggleAdmin> {
         events::routes(),
         access::routes(),
         users::routes(),
+        profile::routes(),
         applications::routes(),
         import::routes(),
         export::routes(),

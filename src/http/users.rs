@@ -1,12 +1,16 @@
 //! Users, groups and custom roles over HTTP: who can hold a project role.
 
 use axum::extract::State;
-use serde::Serialize;
+use axum::http::StatusCode;
+use serde::{Deserialize, Serialize};
 
 use super::error::{HttpResult, Json};
-use super::extract::{Authenticated, JsonBody, Params};
+use super::extract::{Authenticated, JsonBody, LaterBody, Params, QueryParams};
 use crate::ToggleAdmin;
-use crate::model::{Group, GroupBody, NewRole, NewUser, Role, User};
+use crate::admin::Need;
+use crate::model::{
+    Group, GroupBody, NewRole, NewUser, Permission, Role, User, UserAccessOverview, UserUpdate,
+};
 
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
@@ -14,7 +18,9 @@ use utoipa_axum::routes;
 pub(crate) fn routes() -> OpenApiRouter<ToggleAdmin> {
     OpenApiRouter::new()
         .routes(routes!(list_users, create_user))
-        .routes(routes!(read_user))
+        .routes(routes!(search_users))
+        .routes(routes!(read_user, update_user, delete_user))
+        .routes(routes!(user_permissions))
         .routes(routes!(list_groups, create_group))
         .routes(routes!(read_group))
         .routes(routes!(list_roles, create_role))
@@ -203,4 +209,122 @@ async fn read_role(
     Params(id): Params<i64>,
 ) -> HttpResult<Json<Role>> {
     Ok(Json::ok(admin.role(&caller, id).await?))
+}
+
+/// `?q=`: what to search for.
+#[derive(Debug, Deserialize, utoipa::IntoParams)]
+#[into_params(parameter_in = Query)]
+#[serde(deny_unknown_fields)]
+struct Search {
+    /// At least two characters: a part of the name, or the start of the username or email.
+    q: Option<String>,
+}
+
+/// Users whose name contains `q`, or whose username or email starts with it (Unleash's
+/// answer: a bare array).
+#[utoipa::path(
+    get,
+    path = "/api/admin/user-admin/search",
+    tag = "access",
+    params(Search),
+    responses(
+        (status = 200, description = "The users found, by id.", body = Vec<crate::User>),
+        super::openapi::Errors
+    )
+)]
+async fn search_users(
+    State(admin): State<ToggleAdmin>,
+    Authenticated(caller): Authenticated,
+    QueryParams(search): QueryParams<Search>,
+) -> HttpResult<Json<Vec<User>>> {
+    Ok(Json::ok(
+        admin
+            .search_users(&caller, search.q.as_deref().unwrap_or(""))
+            .await?,
+    ))
+}
+
+/// Change a user's name, email or root role (`{name?, email?, rootRole?}`).
+#[utoipa::path(
+    put,
+    path = "/api/admin/user-admin/{id}",
+    tag = "access",
+    params(super::openapi::IdPath),
+    request_body(content = UserUpdate, description = "The fields to change.", content_type = "application/json"),
+    responses(
+        (status = 200, description = "The user as changed.", body = crate::User),
+        super::openapi::BodyErrors
+    )
+)]
+async fn update_user(
+    State(admin): State<ToggleAdmin>,
+    Authenticated(caller): Authenticated,
+    Params(id): Params<i64>,
+    body: LaterBody,
+) -> HttpResult<Json<User>> {
+    let permit = admin
+        .permit(&caller, &[Need::root(Permission::ManageUsers)])
+        .await?;
+    let update: UserUpdate = body.object().await?;
+    Ok(Json::ok(admin.update_user(permit, id, &update).await?))
+}
+
+/// Delete a user: its keys are revoked, it leaves its groups and project roles.
+#[utoipa::path(
+    delete,
+    path = "/api/admin/user-admin/{id}",
+    tag = "access",
+    params(super::openapi::IdPath),
+    responses(
+        (status = 200, description = "Deleted; no body."),
+        super::openapi::Errors
+    )
+)]
+async fn delete_user(
+    State(admin): State<ToggleAdmin>,
+    Authenticated(caller): Authenticated,
+    Params(id): Params<i64>,
+) -> HttpResult<StatusCode> {
+    admin.delete_user(&caller, id).await?;
+    Ok(StatusCode::OK)
+}
+
+/// `?project=&environment=`: where to check project and environment permissions.
+#[derive(Debug, Deserialize, utoipa::IntoParams)]
+#[into_params(parameter_in = Query)]
+#[serde(deny_unknown_fields)]
+struct AccessScope {
+    /// The project to check project and environment permissions in.
+    project: Option<String>,
+    /// The environment to check environment permissions in.
+    environment: Option<String>,
+}
+
+/// Every permission with whether the user holds it (Unleash's `userAccessOverviewSchema`).
+#[utoipa::path(
+    get,
+    path = "/api/admin/user-admin/{id}/permissions",
+    tag = "access",
+    params(super::openapi::IdPath, AccessScope),
+    responses(
+        (status = 200, description = "The user's access, permission by permission.", body = UserAccessOverview),
+        super::openapi::Errors
+    )
+)]
+async fn user_permissions(
+    State(admin): State<ToggleAdmin>,
+    Authenticated(caller): Authenticated,
+    Params(id): Params<i64>,
+    QueryParams(scope): QueryParams<AccessScope>,
+) -> HttpResult<Json<UserAccessOverview>> {
+    Ok(Json::ok(
+        admin
+            .user_access_overview(
+                &caller,
+                id,
+                scope.project.as_deref(),
+                scope.environment.as_deref(),
+            )
+            .await?,
+    ))
 }
