@@ -64,6 +64,32 @@ impl ToggleAdmin {
         self.client_document(caller, query).await
     }
 
+    /// The feature `name` as the client API shows it to `caller` (`GET
+    /// /api/client/features/{featureName}`): from the same document as
+    /// [`client_features`](Self::client_features), so within the key's projects and
+    /// environment; segments inlined into constraints unless `segments`. A feature the key
+    /// does not see (another project, archived, unknown) → [`Error::NotFound`]
+    /// `Could not find feature flag <name>`, as Unleash says.
+    pub async fn client_feature(
+        &self,
+        caller: &Caller,
+        name: &str,
+        segments: bool,
+    ) -> Result<ClientFeature> {
+        let query = ClientFeaturesQuery {
+            segments,
+            ..ClientFeaturesQuery::default()
+        };
+        let document = self.client_features(caller, &query).await?;
+        document
+            .features
+            .features
+            .iter()
+            .find(|f| f.name == name)
+            .cloned()
+            .ok_or_else(|| Error::not_found(format!("Could not find feature flag {name}")))
+    }
+
     /// [`client_features`](Self::client_features) for any key, a frontend key included (the
     /// frontend API evaluates this document).
     pub(super) async fn client_document(

@@ -395,6 +395,28 @@ impl ToggleAdmin {
         Ok(from_map(merged))
     }
 
+    /// Every metric of every feature in the last 48 hours, written or buffered, by feature,
+    /// application, environment and hour (for the views over applications).
+    pub(super) async fn all_metrics(&self) -> Result<Vec<FeatureEnvironmentMetrics>> {
+        let prefix = format!("{SEP}metrics{SEP}");
+        let listing = self.store.list(Collection::Applications, &prefix).await?;
+        let mut merged: BTreeMap<Bucket, Counts> = BTreeMap::new();
+        for (id, record) in &listing.records {
+            let key = Key::new(Collection::Applications, id.clone());
+            let stored: MetricsRecord = super::records::decode(&key, &record.value)?;
+            for (bucket, counts) in into_map(stored.metrics) {
+                merged.entry(bucket).or_default().add(&counts);
+            }
+        }
+        {
+            let buffer = self.client.metrics.buffer.lock().map_err(|_| poisoned())?;
+            for (bucket, counts) in buffer.iter() {
+                merged.entry(bucket.clone()).or_default().add(counts);
+            }
+        }
+        Ok(from_map(merged))
+    }
+
     /// Unleash's usage summary of `feature`
     /// (`GET /api/admin/client-metrics/features/{name}`): the last hour's counts and the
     /// applications that reported it. A feature without metrics has empty lists.

@@ -7,6 +7,7 @@
 //! operations decide.
 
 mod access;
+mod application_overview;
 mod applications;
 mod catalog;
 mod client;

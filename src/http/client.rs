@@ -23,9 +23,11 @@ use crate::model::ClientFeaturesQuery;
 pub(crate) fn routes() -> OpenApiRouter<ToggleAdmin> {
     OpenApiRouter::new()
         .routes(routes!(features))
+        .routes(routes!(feature))
         .routes(routes!(register))
         .routes(routes!(metrics))
         .routes(routes!(feature_usage))
+        .routes(routes!(raw_metrics))
 }
 
 /// An SDK body: leniently decoded (SDKs send fields of their own), a wrong shape → 400.
@@ -103,6 +105,58 @@ async fn feature_usage(
 ) -> HttpResult<super::error::Json<crate::model::FeatureUsage>> {
     Ok(super::error::Json::ok(
         admin.feature_usage(&caller, &name).await?,
+    ))
+}
+
+/// A feature's raw metrics: its counts per application, environment and hour of the last
+/// 48 hours (Unleash's `featureMetricsSchema`).
+#[utoipa::path(
+    get,
+    path = "/api/admin/client-metrics/features/{name}/raw",
+    tag = "metrics",
+    params(super::openapi::NamePath),
+    responses(
+        (status = 200, description = "The feature's raw metrics.", body = crate::model::FeatureMetrics),
+        super::openapi::Errors
+    )
+)]
+async fn raw_metrics(
+    State(admin): State<ToggleAdmin>,
+    Authenticated(caller): Authenticated,
+    Params(name): Params<String>,
+) -> HttpResult<super::error::Json<crate::model::FeatureMetrics>> {
+    Ok(super::error::Json::ok(crate::model::FeatureMetrics {
+        version: 1,
+        maturity: "stable".to_owned(),
+        data: admin.feature_metrics(&caller, &name).await?,
+    }))
+}
+
+/// One feature as the client API shows it to the key (Unleash's `clientFeatureSchema`);
+/// 404 when the key does not see it.
+#[utoipa::path(
+    get,
+    path = "/api/client/features/{featureName}",
+    tag = "client",
+    params(super::openapi::FeatureNamePath),
+    responses(
+        (status = 200, description = "The feature.", content_type = "application/json"),
+        super::openapi::Errors
+    )
+)]
+async fn feature(
+    State(admin): State<ToggleAdmin>,
+    AnyKey(caller): AnyKey,
+    headers: HeaderMap,
+    Params(name): Params<String>,
+) -> HttpResult<super::error::Json<unleash_types::client_features::ClientFeature>> {
+    let segments = headers
+        .get("unleash-client-spec")
+        .and_then(|v| v.to_str().ok())
+        .and_then(spec_version)
+        .is_some_and(|v| v >= SEGMENTS_SPEC);
+    Ok(super::error::Json::ok(
+        admin.client_feature(&caller, &name, segments).await?,
     ))
 }
 

@@ -172,3 +172,126 @@ impl Registration {
         }
     }
 }
+
+/// An SDK an application's instances use, with the versions seen (Unleash's
+/// `projectApplicationSdkSchema`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "http", derive(utoipa::ToSchema))]
+pub struct ProjectApplicationSdk {
+    /// The SDK's name, e.g. `unleash-client-node`.
+    pub name: String,
+    /// Its versions, e.g. `5.3.2`.
+    pub versions: Vec<String>,
+}
+
+/// An application that used a project's features (Unleash's `projectApplicationSchema`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "http", derive(utoipa::ToSchema))]
+pub struct ProjectApplication {
+    /// The application's name.
+    pub name: String,
+    /// The environments it reported the project's features in.
+    pub environments: Vec<String>,
+    /// Its instances in those environments, by id.
+    pub instances: Vec<String>,
+    /// The SDKs those instances use.
+    pub sdks: Vec<ProjectApplicationSdk>,
+}
+
+/// `GET /api/admin/projects/{projectId}/applications` (Unleash's `projectApplicationsSchema`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "http", derive(utoipa::ToSchema))]
+pub struct ProjectApplications {
+    /// How many applications match (before paging).
+    pub total: usize,
+    /// The page, by name.
+    pub applications: Vec<ProjectApplication>,
+}
+
+/// What may be wrong with an application in one environment (Unleash's
+/// `applicationEnvironmentIssuesSchema`).
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[cfg_attr(feature = "http", derive(utoipa::ToSchema))]
+#[serde(rename_all = "camelCase")]
+pub struct ApplicationEnvironmentIssues {
+    /// Features it reported that do not exist.
+    pub missing_features: Vec<String>,
+    /// Its SDK versions older than Unleash's recommended minimum.
+    pub outdated_sdks: Vec<String>,
+}
+
+/// An application in one environment (Unleash's `applicationOverviewEnvironmentSchema`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "http", derive(utoipa::ToSchema))]
+#[serde(rename_all = "camelCase")]
+pub struct ApplicationOverviewEnvironment {
+    /// The environment.
+    pub name: String,
+    /// Its instances there seen in the last 24 hours.
+    pub instance_count: usize,
+    /// Their SDK versions (`name:version`), sorted.
+    pub sdks: Vec<String>,
+    /// Always empty: an SDK's kind is not recorded here, so every SDK is listed as a backend
+    /// one.
+    pub frontend_sdks: Vec<String>,
+    /// Their SDK versions.
+    pub backend_sdks: Vec<String>,
+    /// When an instance there was last seen.
+    #[serde(with = "super::timestamp")]
+    #[cfg_attr(feature = "http", schema(value_type = Option<String>, format = DateTime))]
+    pub last_seen: Option<DateTime<Utc>>,
+    /// What may be wrong there.
+    pub issues: ApplicationEnvironmentIssues,
+}
+
+/// What may be wrong with an application as a whole (Unleash's
+/// `applicationOverviewIssuesSchema`).
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[cfg_attr(feature = "http", derive(utoipa::ToSchema))]
+#[serde(rename_all = "camelCase")]
+pub struct ApplicationOverviewIssues {
+    /// Strategies it implements that are not defined here.
+    pub missing_strategies: Vec<String>,
+}
+
+/// `GET /api/admin/metrics/applications/{appName}/overview` (Unleash's
+/// `applicationOverviewSchema`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "http", derive(utoipa::ToSchema))]
+#[serde(rename_all = "camelCase")]
+pub struct ApplicationOverview {
+    /// The projects of the features it reported, by id.
+    pub projects: Vec<String>,
+    /// How many features it reported.
+    pub feature_count: usize,
+    /// The environments it reported from or runs in, by name.
+    pub environments: Vec<ApplicationOverviewEnvironment>,
+    /// What may be wrong with it.
+    pub issues: ApplicationOverviewIssues,
+}
+
+/// An instance of an application in one environment (Unleash's
+/// `applicationEnvironmentInstancesSchema` item).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "http", derive(utoipa::ToSchema))]
+#[serde(rename_all = "camelCase")]
+pub struct EnvironmentInstance {
+    /// The instance's id.
+    pub instance_id: String,
+    /// Its SDK version.
+    pub sdk_version: Option<String>,
+    /// Always `null`: client addresses are not recorded here.
+    pub client_ip: Option<String>,
+    /// When it was last seen.
+    #[serde(with = "super::timestamp")]
+    #[cfg_attr(feature = "http", schema(value_type = Option<String>, format = DateTime))]
+    pub last_seen: Option<DateTime<Utc>>,
+}
+
+/// `GET /api/admin/metrics/instances/{appName}/environment/{environment}`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "http", derive(utoipa::ToSchema))]
+pub struct EnvironmentInstances {
+    /// The instances seen in the last 24 hours, most recently seen first.
+    pub instances: Vec<EnvironmentInstance>,
+}

@@ -45,3 +45,17 @@ pub struct FeatureUsage {
     /// Every application that reported the feature in the last 48 hours, by name.
     pub seen_applications: Vec<String>,
 }
+
+/// Unleash's `featureMetricsSchema`: a feature's raw metrics
+/// (`GET /api/admin/client-metrics/features/{name}/raw`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "http", derive(utoipa::ToSchema))]
+pub struct FeatureMetrics {
+    /// Always 1.
+    pub version: u32,
+    /// Always `stable`.
+    pub maturity: String,
+    /// The counts per application, environment and hour of the last 48 hours, oldest hour
+    /// first.
+    pub data: Vec<FeatureEnvironmentMetrics>,
+}
