@@ -26,6 +26,14 @@ fn only_one(projects: &[String], project: &str) -> bool {
     matches!(projects, [only] if only == project)
 }
 
+/// The 400 of an admin key asked of a project.
+fn admin_key_refused() -> Error {
+    Error::invalid_at(
+        "/type",
+        "a project's key is a client, backend or frontend key, not an admin key",
+    )
+}
+
 impl ToggleAdmin {
     /// The client and frontend keys that name `project` (`GET
     /// /api/admin/projects/{projectId}/api-tokens`), oldest first, **never with their
@@ -79,6 +87,9 @@ impl ToggleAdmin {
         let key = project_key(project);
         decode_opt::<Project>(&key, self.store.get(&key).await?.as_ref())?
             .ok_or_else(|| project_not_found(project))?;
+        if request.token_type.eq_ignore_ascii_case("admin") {
+            return Err(admin_key_refused());
+        }
         let mut request = request.clone();
         if request.project.is_none() && request.projects.as_ref().is_none_or(Vec::is_empty) {
             request.project = Some(project.to_owned());
@@ -99,12 +110,7 @@ impl ToggleAdmin {
                     )],
                 ));
             }
-            _ => {
-                return Err(Error::invalid_at(
-                    "/type",
-                    "a project's key is a client, backend or frontend key, not an admin key",
-                ));
-            }
+            _ => return Err(admin_key_refused()),
         }
         self.create_key(permit, name, access, expires_at, None).await
     }

@@ -13,6 +13,7 @@ mod frontend;
 mod hostile;
 mod import;
 mod keys;
+mod keys_users;
 mod ofrep;
 mod ofrep_push;
 mod ofrep_rust;
