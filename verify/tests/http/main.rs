@@ -8,6 +8,7 @@ mod client;
 mod client_reports;
 mod delta;
 mod embed;
+mod events_search;
 mod feature_ops;
 mod frontend;
 mod hostile;
