@@ -15,6 +15,7 @@ mod hostile;
 mod import;
 mod keys;
 mod keys_users;
+mod observability;
 mod ofrep;
 mod ofrep_push;
 mod ofrep_rust;
