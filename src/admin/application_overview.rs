@@ -7,9 +7,9 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use chrono::{DateTime, TimeDelta, Utc};
 
+use super::ToggleAdmin;
 use super::applications::application_key;
 use super::records::{FeatureRecord, decode_opt};
-use super::ToggleAdmin;
 use crate::auth::Caller;
 use crate::error::{Error, Result};
 use crate::model::{
@@ -152,7 +152,8 @@ impl ToggleAdmin {
             .strategies
             .iter()
             .filter(|s| {
-                !definitions.contains_key(s.as_str()) && !DEPRECATED_STRATEGIES.contains(&s.as_str())
+                !definitions.contains_key(s.as_str())
+                    && !DEPRECATED_STRATEGIES.contains(&s.as_str())
             })
             .cloned()
             .collect();
@@ -189,7 +190,11 @@ impl ToggleAdmin {
                 last_seen: i.last_seen,
             })
             .collect();
-        instances.sort_by(|a, b| b.last_seen.cmp(&a.last_seen).then(a.instance_id.cmp(&b.instance_id)));
+        instances.sort_by(|a, b| {
+            b.last_seen
+                .cmp(&a.last_seen)
+                .then(a.instance_id.cmp(&b.instance_id))
+        });
         Ok(instances)
     }
 
@@ -217,8 +222,14 @@ impl ToggleAdmin {
         let features = self.features_by_name().await?;
         let mut environments: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
         for m in self.all_metrics().await? {
-            if features.get(&m.feature_name).is_some_and(|f| f.project == project) {
-                environments.entry(m.app_name).or_default().insert(m.environment);
+            if features
+                .get(&m.feature_name)
+                .is_some_and(|f| f.project == project)
+            {
+                environments
+                    .entry(m.app_name)
+                    .or_default()
+                    .insert(m.environment);
             }
         }
         let needle = query.map(str::to_lowercase).filter(|q| !q.is_empty());
@@ -260,7 +271,10 @@ impl ToggleAdmin {
                 has(&item.name)
                     || item.environments.iter().any(|e| has(e))
                     || item.instances.iter().any(|i| has(i))
-                    || running.iter().filter_map(|i| i.sdk_version.as_deref()).any(has)
+                    || running
+                        .iter()
+                        .filter_map(|i| i.sdk_version.as_deref())
+                        .any(has)
             });
             if matches {
                 applications.push(item);

@@ -103,7 +103,9 @@ impl ToggleAdmin {
                 Error::not_found(format!("Could not find environment with name {name}"))
             })?;
         let (_, projects) = reader.list_decoded::<Project>(Collection::Projects).await?;
-        let (_, keys) = reader.list_decoded::<ApiKeyInfo>(Collection::ApiKeys).await?;
+        let (_, keys) = reader
+            .list_decoded::<ApiKeyInfo>(Collection::ApiKeys)
+            .await?;
         let api_token_count = keys
             .iter()
             .filter(|k| matches!(&k.access, KeyAccess::Client { environment, .. } if environment == name))
@@ -148,13 +150,16 @@ impl ToggleAdmin {
         name: &str,
         enabled: bool,
     ) -> Result<()> {
-        let permit = self.permit(caller, &[Need::root(Permission::Admin)]).await?;
+        let permit = self
+            .permit(caller, &[Need::root(Permission::Admin)])
+            .await?;
         self.change("set_environment_enabled", permit, |tx| {
             Box::pin(async move {
                 let key = environment_key(name);
                 let record = tx.get(&key).await?;
-                let current: Environment = decode_opt(&key, record.as_ref())?
-                    .ok_or_else(|| Error::not_found(format!("Could not find environment {name}")))?;
+                let current: Environment = decode_opt(&key, record.as_ref())?.ok_or_else(|| {
+                    Error::not_found(format!("Could not find environment {name}"))
+                })?;
                 if current.enabled.unwrap_or(true) == enabled {
                     return Ok(());
                 }

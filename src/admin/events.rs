@@ -211,9 +211,8 @@ impl ToggleAdmin {
                     .any(|g| g.project.as_deref().is_none_or(|p| p == "*"));
                 EventScope {
                     admin,
-                    projects: (!unlimited).then(|| {
-                        grants.iter().filter_map(|g| g.project.clone()).collect()
-                    }),
+                    projects: (!unlimited)
+                        .then(|| grants.iter().filter_map(|g| g.project.clone()).collect()),
                 }
             }
             KeyAccess::User { user_id } => {
@@ -254,13 +253,7 @@ fn mentions(event: &Event, text: &str) -> bool {
 /// `IS_NONE_OF:a,b`, or a bare value (`IS`). `None` for an unknown operator.
 pub fn parse_event_filter(text: &str) -> Option<EventFieldFilter> {
     let (operator, rest) = match text.split_once(':') {
-        Some((op, rest))
-            if op
-                .chars()
-                .all(|c| c.is_ascii_uppercase() || c == '_') =>
-        {
-            (op, rest)
-        }
+        Some((op, rest)) if op.chars().all(|c| c.is_ascii_uppercase() || c == '_') => (op, rest),
         _ => ("IS", text),
     };
     let (list, negated) = match operator {

@@ -18,9 +18,7 @@ use crate::auth::{
     Caller, NewApiKey, constant_time_eq, hash_secret, new_client_secret, new_secret, verifier_of,
 };
 use crate::error::{Error, ErrorDetail, Result};
-use crate::model::{
-    ApiKeyInfo, ApiKeyRequest as TokenRequest, KeyAccess, Permission,
-};
+use crate::model::{ApiKeyInfo, ApiKeyRequest as TokenRequest, KeyAccess, Permission};
 use crate::names::{MAX_NAME, display_name_problem};
 use crate::store::{Collection, Json, Key, ReadView, Revision, Versioned};
 
@@ -174,7 +172,8 @@ impl ToggleAdmin {
         let permit = self
             .permit(caller, &[Need::root(Permission::Admin)])
             .await?;
-        self.create_key(permit, name, access, expires_at, None).await
+        self.create_key(permit, name, access, expires_at, None)
+            .await
     }
 
     /// [`create_api_key_expiring`](Self::create_api_key_expiring) admitted by `permit`

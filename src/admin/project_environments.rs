@@ -44,7 +44,9 @@ impl ToggleAdmin {
             .list_decoded::<Environment>(Collection::Environments)
             .await?;
         environments.sort_by(|a, b| (sort_order(a), &a.name).cmp(&(sort_order(b), &b.name)));
-        let (_, keys) = reader.list_decoded::<ApiKeyInfo>(Collection::ApiKeys).await?;
+        let (_, keys) = reader
+            .list_decoded::<ApiKeyInfo>(Collection::ApiKeys)
+            .await?;
         let features = project_features(reader, project).await?;
         let mut listed = Vec::with_capacity(environments.len());
         for environment in environments {
@@ -56,10 +58,7 @@ impl ToggleAdmin {
                         projects,
                         environment,
                         ..
-                    } => {
-                        environment == name
-                            && projects.iter().any(|p| p == "*" || p == project)
-                    }
+                    } => environment == name && projects.iter().any(|p| p == "*" || p == project),
                     _ => false,
                 })
                 .count() as u64;
@@ -134,15 +133,14 @@ impl ToggleAdmin {
                 }
                 let removed_default = current.default_strategies.remove(environment);
                 current.environments.retain(|e| e != environment);
-                tx.put(keys[0].clone(), encode(&keys[0], &current)?)
-                    .record(
-                        "project-environment-removed",
-                        Some(project),
-                        None,
-                        Some(environment),
-                        removed_default.map(|s| Json::of(&s)),
-                        None,
-                    );
+                tx.put(keys[0].clone(), encode(&keys[0], &current)?).record(
+                    "project-environment-removed",
+                    Some(project),
+                    None,
+                    Some(environment),
+                    removed_default.map(|s| Json::of(&s)),
+                    None,
+                );
                 Ok(())
             })
         })
@@ -245,5 +243,8 @@ pub(super) async fn project_features(
     let (_, features) = reader
         .list_decoded::<FeatureRecord>(Collection::Features)
         .await?;
-    Ok(features.into_iter().filter(|f| f.project == project).collect())
+    Ok(features
+        .into_iter()
+        .filter(|f| f.project == project)
+        .collect())
 }

@@ -41,7 +41,11 @@ impl ToggleAdmin {
     /// Needs `READ_PROJECT_API_TOKEN` in the project (Owners, Members and Editors have it). An
     /// unknown project → [`Error::NotFound`]. Keys for every project (`*`) and admin keys are
     /// not the project's and are not listed (Unleash lists every key to an admin token).
-    pub async fn project_api_keys(&self, caller: &Caller, project: &str) -> Result<Vec<ApiKeyInfo>> {
+    pub async fn project_api_keys(
+        &self,
+        caller: &Caller,
+        project: &str,
+    ) -> Result<Vec<ApiKeyInfo>> {
         self.permit(
             caller,
             &[Need::project(Permission::ReadProjectApiToken, project)],
@@ -112,7 +116,8 @@ impl ToggleAdmin {
             }
             _ => return Err(admin_key_refused()),
         }
-        self.create_key(permit, name, access, expires_at, None).await
+        self.create_key(permit, name, access, expires_at, None)
+            .await
     }
 
     /// Revoke the key `id` of `project` (`DELETE

@@ -147,8 +147,7 @@ impl ToggleAdmin {
             let total = active.len() as u64;
             let access_key = access_key(&project.id);
             let access: ProjectAccessConfiguration =
-                decode_opt(&access_key, view.get(&access_key).await?.as_ref())?
-                    .unwrap_or_default();
+                decode_opt(&access_key, view.get(&access_key).await?.as_ref())?.unwrap_or_default();
             let mut members: BTreeSet<i64> = BTreeSet::new();
             for role in &access.roles {
                 members.extend(role.users.iter().copied());

@@ -61,9 +61,7 @@ impl ToggleAdmin {
             let (checked_project, checked_environment, into) = match scope {
                 PermissionScope::Root => (None, None, &mut overview.root),
                 PermissionScope::Project => (project, None, &mut overview.project),
-                PermissionScope::Environment => {
-                    (project, environment, &mut overview.environment)
-                }
+                PermissionScope::Environment => (project, environment, &mut overview.environment),
             };
             let has_permission = (scope == PermissionScope::Root || checked_project.is_some())
                 && grants

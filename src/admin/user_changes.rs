@@ -79,7 +79,10 @@ impl ToggleAdmin {
                 .as_deref()
                 .and_then(|t| display_name_problem(t, MAX_NAME))
             {
-                problems.push(ErrorDetail::at(path, format!("the user's {} {problem}", path.trim_start_matches('/'))));
+                problems.push(ErrorDetail::at(
+                    path,
+                    format!("the user's {} {problem}", path.trim_start_matches('/')),
+                ));
             }
         }
         if email.as_deref().is_some_and(|e| !e.contains('@')) {
@@ -119,8 +122,13 @@ impl ToggleAdmin {
                     let users: Vec<User> = decode_listing(Collection::Users, &listing)?;
                     if let Some(taken) = users.iter().find(|u| {
                         u.id != id
-                            && (u.email.as_deref().is_some_and(|e| e.eq_ignore_ascii_case(email))
-                                || u.username.as_deref().is_some_and(|n| n.eq_ignore_ascii_case(email)))
+                            && (u
+                                .email
+                                .as_deref()
+                                .is_some_and(|e| e.eq_ignore_ascii_case(email))
+                                || u.username
+                                    .as_deref()
+                                    .is_some_and(|n| n.eq_ignore_ascii_case(email)))
                     }) {
                         return Err(Error::name_exists(format!(
                             "User {} already has this email.",

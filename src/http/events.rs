@@ -309,12 +309,18 @@ fn instant(
         Ok(at) => {
             let at = at.with_timezone(&Utc);
             // `to` names the last instant included.
-            Some(if end_of_day { at + TimeDelta::nanoseconds(1) } else { at })
+            Some(if end_of_day {
+                at + TimeDelta::nanoseconds(1)
+            } else {
+                at
+            })
         }
         Err(_) => {
             problems.push(ErrorDetail::at(
                 format!("/{name}"),
-                format!("{name} must be a date (2024-05-01) or an RFC 3339 instant, not \"{value}\""),
+                format!(
+                    "{name} must be a date (2024-05-01) or an RFC 3339 instant, not \"{value}\""
+                ),
             ));
             None
         }

@@ -113,7 +113,10 @@ fn created_view(key: NewApiKey) -> ApiKeyView {
 /// The `expiresAt` of a creation body: absent or `null` for never, else an RFC 3339
 /// date-time (`2030-01-01T00:00:00Z`, `2030-01-01T01:00:00+01:00`). Anything else is a
 /// problem at `/expiresAt`. Whether it is in the future is the library's check.
-pub(super) fn expiry(value: Option<&Value>, problems: &mut Vec<ErrorDetail>) -> Option<DateTime<Utc>> {
+pub(super) fn expiry(
+    value: Option<&Value>,
+    problems: &mut Vec<ErrorDetail>,
+) -> Option<DateTime<Utc>> {
     match value {
         None | Some(Value::Null) => None,
         Some(Value::String(text)) => match DateTime::parse_from_rfc3339(text) {

@@ -73,6 +73,12 @@
 //! | GET, PUT | `…/environments/{environment}/variants` | PUT: variant array | 200 `{version, variants}` |
 //! | POST | `/api/admin/projects` | project | 201 project |
 //! | GET | `/api/admin/projects/{projectId}` | | 200 project |
+//! | GET | `/api/admin/projects` | `?archived=` | 200 `{version, projects}`, every project with its counts |
+//! | DELETE | `/api/admin/projects/{projectId}/environments/{environment}` | | 200, no body |
+//! | POST | `…/environments/{environment}/default-strategy` | a `flexibleRollout` strategy | 200 strategy |
+//! | GET | `/api/admin/environments/{name}`, `/api/admin/environments/project/{projectId}` | | 200 environment / `{version, environments}` |
+//! | POST | `/api/admin/environments/{name}/on`, `…/off` | | 204 |
+//! | PUT | `/api/admin/environments/sort-order` | `{name: sortOrder}` | 200, no body |
 //! | POST | `/api/admin/projects/{projectId}/environments` | `{environment}` | 200, no body |
 //! | GET, POST | `/api/admin/environments` | POST: `{name, type}` | 200 `{version, environments}` / 201 environment |
 //! | POST | `/api/admin/projects/{projectId}/features` | `{name, type?, description?, impressionData?}` | 201 feature |
@@ -81,9 +87,19 @@
 //! | GET | `/api/admin/archive/features/{projectId}` | | 200 `{version, features}`, the archived features |
 //! | GET, POST | `/api/admin/api-tokens` | POST: `{tokenName, type: "admin"}`, or `{tokenName, type: "client" \| "backend", projects?, environment}` | 200 `{tokens}` / 201 token with `secret` |
 //! | DELETE | `/api/admin/api-tokens/{token}` | | 200, no body (by id or by secret) |
+//! | GET, PUT | `/api/admin/api-tokens/{token}` | PUT: `{expiresAt}` | 200 `{tokens}` with that name / 200, no body |
+//! | GET, POST | `/api/admin/projects/{projectId}/api-tokens` | POST: `{tokenName, type: "client" \| "frontend", environment?, expiresAt?}` | 200 `{tokens}` / 201 token with `secret` |
+//! | DELETE | `/api/admin/projects/{projectId}/api-tokens/{token}` | | 200, no body |
+//! | GET | `/api/admin/user`, `/api/admin/user/profile` | | 200 the caller / its root role and projects |
+//! | GET, POST | `/api/admin/user/tokens` | POST: `{description, expiresAt}` | 200 `{pats}` / 201 with `secret` |
+//! | DELETE | `/api/admin/user/tokens/{id}` | | 200, no body |
 //! | POST | `/api/admin/user-admin/{id}/tokens` | `{description}` | 201 token with `secret` |
 //! | DELETE | `/api/admin/user-admin/{id}/tokens/{tokenId}` | | 200, no body |
 //! | GET | `/api/admin/events` | `?project=&feature=&limit=` | 200 `{version, events, totalEvents}`, newest first |
+//! | GET | `/api/admin/events/{featureName}` | | 200 `{version, toggleName, events, totalEvents}` |
+//! | POST | `/api/admin/events/search` | `{type?, project?, feature?, query?, limit?, offset?}` | 200 `{version, events, totalEvents}` |
+//! | GET | `/api/admin/search/events` | `?query=&feature=&project=&type=&createdBy=&from=&to=&offset=&limit=` | 200 `{events, total}` |
+//! | GET | `/api/admin/event-creators` | | 200 `[{id, name}]` |
 //! | POST | `/api/admin/features-batch/import` | `{project, environment, data}`; `?mode=replace` or `create-missing` | 200, no body |
 //! | POST | `/api/admin/features-batch/validate` | the same | 200 `{errors, warnings, permissions}` of `{message, affectedItems}` (nothing written) |
 //! | POST | `/api/admin/features-batch/plan` | the same; `?mode=replace` or `create-missing` | 200 `{project, environment, mode, features: [{name, action, reason?, changes: [{path, from?, to?}]}], contextFields, tagTypes, warnings}` (nothing written) |
@@ -111,12 +127,19 @@
 //! | PUT | `/api/admin/projects/{projectId}/access` | `{roles: [{id, users?, groups?}]}` | 200, no body |
 //! | GET | `/api/admin/projects/{projectId}/access` | | 200 `{roles: [{id, users, groups}]}` |
 //! | GET, POST | `/api/admin/user-admin` | POST: `{username?, email?, name?, rootRole?}` | 200 `{users}` / 201 user |
-//! | GET | `/api/admin/user-admin/{id}` | | 200 user |
+//! | GET, PUT, DELETE | `/api/admin/user-admin/{id}` | PUT: `{name?, email?, rootRole?}` | 200 user / 200 user / 200, no body |
+//! | GET | `/api/admin/user-admin/search` | `?q=` | 200 `[user]` |
+//! | GET | `/api/admin/user-admin/{id}/permissions` | `?project=&environment=` | 200 the user's access overview |
 //! | GET, POST | `/api/admin/groups` | POST: `{name, description?, users: [{user: {id}}]}` | 200 `{groups}` / 201 group |
 //! | GET | `/api/admin/groups/{id}` | | 200 group |
 //! | GET, POST | `/api/admin/roles` | POST: `{name, description?, permissions: [{name, environment?}]}` | 200 `{roles}` / 201 role |
 //! | GET | `/api/admin/roles/{id}` | | 200 role |
 //! | GET | `/api/admin/client-metrics/features/{name}` | | 200 `{version, maturity, featureName, lastHourUsage, seenApplications}` |
+//! | GET | `/api/admin/client-metrics/features/{name}/raw` | | 200 `{version, maturity, data}` |
+//! | GET | `/api/admin/metrics/applications/{appName}/overview` | | 200 `{projects, featureCount, environments, issues}` |
+//! | GET | `/api/admin/metrics/instances/{appName}/environment/{environment}` | | 200 `{instances}` |
+//! | GET | `/api/admin/projects/{projectId}/applications` | `?query=&offset=&limit=&sortOrder=` | 200 `{total, applications}` |
+//! | GET | `/api/client/features/{featureName}` (any key; client keys only here) | | 200 the feature; 404 outside the key's scope |
 //! | GET | `/api/client/features` (any key; client keys only here) | `?project=&namePrefix=&tag=type:value` | 200 `{version: 2, features, segments?, query}` with `ETag`; 304 on `If-None-Match` |
 //! | GET | `/api/client/delta` (any key) | `?project=&namePrefix=&tag=`; `If-None-Match: "<eventId>"` | 200 `{events}` (a `hydration`, or the events since) with `ETag: "<eventId>"`; 304 when none |
 //! | GET | `/api/client/streaming` (any key) | the same filters; `Last-Event-ID` | 200 `text/event-stream`: `unleash-connected`, then `unleash-updated`; 429 over the stream limits |

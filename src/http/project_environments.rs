@@ -41,7 +41,9 @@ async fn list(
     Authenticated(caller): Authenticated,
     Params(project): Params<String>,
 ) -> HttpResult<Json<ProjectEnvironmentList>> {
-    Ok(Json::ok(admin.project_environments(&caller, &project).await?))
+    Ok(Json::ok(
+        admin.project_environments(&caller, &project).await?,
+    ))
 }
 
 /// Remove an environment from a project, with its features' configuration there.
@@ -86,7 +88,10 @@ async fn set_default_strategy(
     body: LaterBody,
 ) -> HttpResult<Json<FeatureStrategy>> {
     let permit = admin
-        .permit(&caller, &[Need::project(Permission::UpdateProject, &project)])
+        .permit(
+            &caller,
+            &[Need::project(Permission::UpdateProject, &project)],
+        )
         .await?;
     let strategy = Value::Object(body.object::<serde_json::Map<String, Value>>().await?);
     Ok(Json::ok(

@@ -78,8 +78,7 @@ async fn create(
     let expires_at = expiry(body.expires_at.as_ref(), &mut problems);
     let name = match body.name.clone().or_else(|| body.username.clone()) {
         Some(name) => {
-            if let Some(problem) =
-                crate::names::display_name_problem(&name, crate::names::MAX_NAME)
+            if let Some(problem) = crate::names::display_name_problem(&name, crate::names::MAX_NAME)
             {
                 problems.push(ErrorDetail::at(
                     "/tokenName",

@@ -11,27 +11,57 @@ use test_support::http::*;
 use test_support::store::TempDir;
 use toggle_admin::{FileStore, MemoryStore, Store, ToggleAdmin};
 
-async fn send(t: &Setup, method: Method, path: &str, body: Option<Value>, status: StatusCode) -> Value {
+async fn send(
+    t: &Setup,
+    method: Method,
+    path: &str,
+    body: Option<Value>,
+    status: StatusCode,
+) -> Value {
     let r = t.call(method.clone(), path, body.as_ref()).await;
     assert_eq!(r.status, status, "{method} {path} {body:?}: {}", r.text());
-    if r.body.is_empty() { Value::Null } else { r.json() }
+    if r.body.is_empty() {
+        Value::Null
+    } else {
+        r.json()
+    }
 }
 
-async fn send_as(t: &Setup, key: &str, method: Method, path: &str, body: Option<Value>, status: StatusCode) -> Value {
+async fn send_as(
+    t: &Setup,
+    key: &str,
+    method: Method,
+    path: &str,
+    body: Option<Value>,
+    status: StatusCode,
+) -> Value {
     let r = t.call_as(key, method.clone(), path, body.as_ref()).await;
     assert_eq!(r.status, status, "{method} {path} {body:?}: {}", r.text());
-    if r.body.is_empty() { Value::Null } else { r.json() }
+    if r.body.is_empty() {
+        Value::Null
+    } else {
+        r.json()
+    }
 }
 
 fn detail_paths(body: &Value) -> Vec<String> {
     body["details"]
         .as_array()
-        .map(|d| d.iter().map(|d| d["path"].as_str().unwrap_or_default().to_owned()).collect())
+        .map(|d| {
+            d.iter()
+                .map(|d| d["path"].as_str().unwrap_or_default().to_owned())
+                .collect()
+        })
         .unwrap_or_default()
 }
 
 fn names(tokens: &Value) -> Vec<String> {
-    tokens.as_array().unwrap().iter().map(|t| t["tokenName"].as_str().unwrap().to_owned()).collect()
+    tokens
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["tokenName"].as_str().unwrap().to_owned())
+        .collect()
 }
 
 /// No token of a listing shows a secret.
@@ -42,7 +72,14 @@ fn no_secrets(tokens: &Value) {
 }
 
 async fn event_count(t: &Setup, event_type: &str) -> usize {
-    let log = send(t, Method::GET, &format!("/api/admin/events?type={event_type}&limit=1000"), None, StatusCode::OK).await;
+    let log = send(
+        t,
+        Method::GET,
+        &format!("/api/admin/events?type={event_type}&limit=1000"),
+        None,
+        StatusCode::OK,
+    )
+    .await;
     log["events"].as_array().map_or(0, Vec::len)
 }
 
@@ -53,14 +90,41 @@ fn in_an_hour() -> String {
 /// A project's keys: created for the project alone, listed without secrets, revoked at once.
 async fn project_keys(t: &Setup) {
     const KEYS: &str = "/api/admin/projects/p/api-tokens";
-    let created = send(t, Method::POST, KEYS, Some(json!({"tokenName": "pk", "type": "client", "environment": "production"})), StatusCode::CREATED).await;
+    let created = send(
+        t,
+        Method::POST,
+        KEYS,
+        Some(json!({"tokenName": "pk", "type": "client", "environment": "production"})),
+        StatusCode::CREATED,
+    )
+    .await;
     let secret = created["secret"].as_str().unwrap().to_owned();
     assert_eq!(created["projects"], json!(["p"]));
-    let seen = send_as(t, &secret, Method::GET, "/api/client/features", None, StatusCode::OK).await;
-    let features: Vec<&str> = seen["features"].as_array().unwrap().iter().map(|f| f["name"].as_str().unwrap()).collect();
+    let seen = send_as(
+        t,
+        &secret,
+        Method::GET,
+        "/api/client/features",
+        None,
+        StatusCode::OK,
+    )
+    .await;
+    let features: Vec<&str> = seen["features"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| f["name"].as_str().unwrap())
+        .collect();
     assert_eq!(features, ["f"], "the project's features only");
     // Keys that are not the project's are not listed.
-    send(t, Method::POST, "/api/admin/api-tokens", Some(json!({"tokenName": "everywhere", "type": "client", "environment": "production"})), StatusCode::CREATED).await;
+    send(
+        t,
+        Method::POST,
+        "/api/admin/api-tokens",
+        Some(json!({"tokenName": "everywhere", "type": "client", "environment": "production"})),
+        StatusCode::CREATED,
+    )
+    .await;
     let shared = send(t, Method::POST, "/api/admin/api-tokens", Some(json!({"tokenName": "shared", "type": "client", "projects": ["p", "other"], "environment": "production"})), StatusCode::CREATED).await;
     let listed = send(t, Method::GET, KEYS, None, StatusCode::OK).await;
     assert_eq!(names(&listed["tokens"]), ["pk", "shared"]);
@@ -69,45 +133,121 @@ async fn project_keys(t: &Setup) {
 
     // A key for another project, for several, or an admin key: 400 naming the field, none made.
     for (body, path) in [
-        (json!({"tokenName": "x", "type": "client", "projects": ["other"]}), "/projects"),
-        (json!({"tokenName": "x", "type": "client", "projects": ["p", "other"]}), "/projects"),
-        (json!({"tokenName": "x", "type": "client", "project": "*"}), "/projects"),
+        (
+            json!({"tokenName": "x", "type": "client", "projects": ["other"]}),
+            "/projects",
+        ),
+        (
+            json!({"tokenName": "x", "type": "client", "projects": ["p", "other"]}),
+            "/projects",
+        ),
+        (
+            json!({"tokenName": "x", "type": "client", "project": "*"}),
+            "/projects",
+        ),
         (json!({"tokenName": "x", "type": "admin"}), "/type"),
         (json!({"type": "client"}), "/tokenName"),
-        (json!({"tokenName": "x", "type": "client", "expiresAt": "soon"}), "/expiresAt"),
+        (
+            json!({"tokenName": "x", "type": "client", "expiresAt": "soon"}),
+            "/expiresAt",
+        ),
     ] {
-        let error = t.call(Method::POST, KEYS, Some(&body)).await.error(StatusCode::BAD_REQUEST, "ValidationError");
+        let error = t
+            .call(Method::POST, KEYS, Some(&body))
+            .await
+            .error(StatusCode::BAD_REQUEST, "ValidationError");
         assert_eq!(detail_paths(&error), [path], "{body}: {error}");
     }
-    t.call(Method::POST, KEYS, Some(&json!({"tokenName": "x", "type": "client", "bogus": 1})))
-        .await
-        .error(StatusCode::BAD_REQUEST, "ValidationError");
-    t.call(Method::POST, "/api/admin/projects/nope/api-tokens", Some(&json!({"tokenName": "x", "type": "client"})))
-        .await
-        .error(StatusCode::NOT_FOUND, "NotFoundError");
-    assert_eq!(names(&send(t, Method::GET, KEYS, None, StatusCode::OK).await["tokens"]), ["pk", "shared"]);
+    t.call(
+        Method::POST,
+        KEYS,
+        Some(&json!({"tokenName": "x", "type": "client", "bogus": 1})),
+    )
+    .await
+    .error(StatusCode::BAD_REQUEST, "ValidationError");
+    t.call(
+        Method::POST,
+        "/api/admin/projects/nope/api-tokens",
+        Some(&json!({"tokenName": "x", "type": "client"})),
+    )
+    .await
+    .error(StatusCode::NOT_FOUND, "NotFoundError");
+    assert_eq!(
+        names(&send(t, Method::GET, KEYS, None, StatusCode::OK).await["tokens"]),
+        ["pk", "shared"]
+    );
 
     // Revoking: only the project's own keys, then refused at once.
     let shared_id = shared["id"].as_str().unwrap();
-    t.call(Method::DELETE, &format!("{KEYS}/{shared_id}"), None).await.error(StatusCode::BAD_REQUEST, "ValidationError");
-    t.call(Method::DELETE, &format!("/api/admin/projects/other/api-tokens/{}", created["id"].as_str().unwrap()), None)
+    t.call(Method::DELETE, &format!("{KEYS}/{shared_id}"), None)
         .await
-        .error(StatusCode::NOT_FOUND, "NotFoundError");
-    send(t, Method::DELETE, &format!("{KEYS}/{secret}"), None, StatusCode::OK).await;
+        .error(StatusCode::BAD_REQUEST, "ValidationError");
+    t.call(
+        Method::DELETE,
+        &format!(
+            "/api/admin/projects/other/api-tokens/{}",
+            created["id"].as_str().unwrap()
+        ),
+        None,
+    )
+    .await
+    .error(StatusCode::NOT_FOUND, "NotFoundError");
+    send(
+        t,
+        Method::DELETE,
+        &format!("{KEYS}/{secret}"),
+        None,
+        StatusCode::OK,
+    )
+    .await;
     t.call_as(&secret, Method::GET, "/api/client/features", None)
         .await
         .error(StatusCode::UNAUTHORIZED, "AuthenticationRequired");
-    assert_eq!(names(&send(t, Method::GET, KEYS, None, StatusCode::OK).await["tokens"]), ["shared"]);
+    assert_eq!(
+        names(&send(t, Method::GET, KEYS, None, StatusCode::OK).await["tokens"]),
+        ["shared"]
+    );
 }
 
 /// Keys by name, and a key's expiry: a date in the past stops it at once.
 async fn names_and_expiry(t: &Setup) {
-    let a = send(t, Method::POST, "/api/admin/api-tokens", Some(json!({"tokenName": "dup", "type": "admin"})), StatusCode::CREATED).await;
-    send(t, Method::POST, "/api/admin/api-tokens", Some(json!({"tokenName": "dup", "type": "client", "environment": "production"})), StatusCode::CREATED).await;
-    let named = send(t, Method::GET, "/api/admin/api-tokens/dup", None, StatusCode::OK).await;
+    let a = send(
+        t,
+        Method::POST,
+        "/api/admin/api-tokens",
+        Some(json!({"tokenName": "dup", "type": "admin"})),
+        StatusCode::CREATED,
+    )
+    .await;
+    send(
+        t,
+        Method::POST,
+        "/api/admin/api-tokens",
+        Some(json!({"tokenName": "dup", "type": "client", "environment": "production"})),
+        StatusCode::CREATED,
+    )
+    .await;
+    let named = send(
+        t,
+        Method::GET,
+        "/api/admin/api-tokens/dup",
+        None,
+        StatusCode::OK,
+    )
+    .await;
     assert_eq!(names(&named["tokens"]), ["dup", "dup"]);
     no_secrets(&named["tokens"]);
-    assert_eq!(send(t, Method::GET, "/api/admin/api-tokens/nobody", None, StatusCode::OK).await["tokens"], json!([]));
+    assert_eq!(
+        send(
+            t,
+            Method::GET,
+            "/api/admin/api-tokens/nobody",
+            None,
+            StatusCode::OK
+        )
+        .await["tokens"],
+        json!([])
+    );
 
     let secret = a["secret"].as_str().unwrap().to_owned();
     let id = a["id"].as_str().unwrap().to_owned();
@@ -117,90 +257,287 @@ async fn names_and_expiry(t: &Setup) {
         (json!({"expiresAt": "tomorrow"}), "/expiresAt"),
         (json!({"expiresAt": 7}), "/expiresAt"),
     ] {
-        let error = t.call(Method::PUT, &path, Some(&body)).await.error(StatusCode::BAD_REQUEST, "ValidationError");
+        let error = t
+            .call(Method::PUT, &path, Some(&body))
+            .await
+            .error(StatusCode::BAD_REQUEST, "ValidationError");
         assert_eq!(detail_paths(&error), [field], "{body}: {error}");
     }
-    t.call(Method::PUT, &path, Some(&json!({"expiresAt": in_an_hour(), "extra": true})))
-        .await
-        .error(StatusCode::BAD_REQUEST, "ValidationError");
-    send_as(t, &secret, Method::GET, "/api/admin/projects", None, StatusCode::OK).await;
+    t.call(
+        Method::PUT,
+        &path,
+        Some(&json!({"expiresAt": in_an_hour(), "extra": true})),
+    )
+    .await
+    .error(StatusCode::BAD_REQUEST, "ValidationError");
+    send_as(
+        t,
+        &secret,
+        Method::GET,
+        "/api/admin/projects",
+        None,
+        StatusCode::OK,
+    )
+    .await;
     let before = event_count(t, "api-token-updated").await;
-    send(t, Method::PUT, &path, Some(json!({"expiresAt": in_an_hour()})), StatusCode::OK).await;
-    let listed = send(t, Method::GET, "/api/admin/api-tokens/dup", None, StatusCode::OK).await;
-    assert!(listed["tokens"].as_array().unwrap().iter().any(|k| k["id"] == id && k["expiresAt"].is_string()), "{listed}");
-    send_as(t, &secret, Method::GET, "/api/admin/projects", None, StatusCode::OK).await;
+    send(
+        t,
+        Method::PUT,
+        &path,
+        Some(json!({"expiresAt": in_an_hour()})),
+        StatusCode::OK,
+    )
+    .await;
+    let listed = send(
+        t,
+        Method::GET,
+        "/api/admin/api-tokens/dup",
+        None,
+        StatusCode::OK,
+    )
+    .await;
+    assert!(
+        listed["tokens"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|k| k["id"] == id && k["expiresAt"].is_string()),
+        "{listed}"
+    );
+    send_as(
+        t,
+        &secret,
+        Method::GET,
+        "/api/admin/projects",
+        None,
+        StatusCode::OK,
+    )
+    .await;
     // By its secret, to a date past: refused from the next call on.
-    send(t, Method::PUT, &format!("/api/admin/api-tokens/{secret}"), Some(json!({"expiresAt": "2020-01-01T00:00:00Z"})), StatusCode::OK).await;
+    send(
+        t,
+        Method::PUT,
+        &format!("/api/admin/api-tokens/{secret}"),
+        Some(json!({"expiresAt": "2020-01-01T00:00:00Z"})),
+        StatusCode::OK,
+    )
+    .await;
     t.call_as(&secret, Method::GET, "/api/admin/projects", None)
         .await
         .error(StatusCode::UNAUTHORIZED, "AuthenticationRequired");
     assert_eq!(event_count(t, "api-token-updated").await, before + 2);
-    t.call(Method::PUT, &format!("/api/admin/api-tokens/{}", uuid::Uuid::new_v4()), Some(&json!({"expiresAt": in_an_hour()})))
-        .await
-        .error(StatusCode::NOT_FOUND, "NotFoundError");
+    t.call(
+        Method::PUT,
+        &format!("/api/admin/api-tokens/{}", uuid::Uuid::new_v4()),
+        Some(&json!({"expiresAt": in_an_hour()})),
+    )
+    .await
+    .error(StatusCode::NOT_FOUND, "NotFoundError");
 }
 
 /// The caller, its profile and its own keys; changing, finding and deleting users.
 async fn users(t: &Setup) {
     let user = send(t, Method::POST, "/api/admin/user-admin", Some(json!({"username": "alice", "email": "alice@example.com", "name": "Alice Smith", "rootRole": 2})), StatusCode::CREATED).await;
     let id = user["id"].as_i64().unwrap();
-    let key = send(t, Method::POST, &format!("/api/admin/user-admin/{id}/tokens"), Some(json!({"description": "alice-key"})), StatusCode::CREATED).await;
+    let key = send(
+        t,
+        Method::POST,
+        &format!("/api/admin/user-admin/{id}/tokens"),
+        Some(json!({"description": "alice-key"})),
+        StatusCode::CREATED,
+    )
+    .await;
     let alice = key["secret"].as_str().unwrap().to_owned();
 
     // Who is calling, never with a secret.
-    let r = t.call_as(&alice, Method::GET, "/api/admin/user", None).await;
+    let r = t
+        .call_as(&alice, Method::GET, "/api/admin/user", None)
+        .await;
     assert_eq!(r.status, StatusCode::OK, "{}", r.text());
     assert!(!r.text().contains(&alice), "the secret leaked");
     assert_eq!(r.json()["user"]["id"], id);
     assert_eq!(r.json()["user"]["isAPI"], false);
     assert_eq!(r.json()["user"]["rootRole"], 2);
-    assert!(r.json()["permissions"].as_array().unwrap().iter().any(|p| p["permission"] == "CREATE_FEATURE"));
+    assert!(
+        r.json()["permissions"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|p| p["permission"] == "CREATE_FEATURE")
+    );
     let me = send(t, Method::GET, "/api/admin/user", None, StatusCode::OK).await;
     assert_eq!(me["user"]["isAPI"], true);
     assert_eq!(me["user"]["username"], "test-admin");
     assert_eq!(me["permissions"], json!([{"permission": "ADMIN"}]));
     assert!(!me.to_string().contains(&t.secret));
 
-    let profile = send_as(t, &alice, Method::GET, "/api/admin/user/profile", None, StatusCode::OK).await;
+    let profile = send_as(
+        t,
+        &alice,
+        Method::GET,
+        "/api/admin/user/profile",
+        None,
+        StatusCode::OK,
+    )
+    .await;
     assert_eq!(profile["rootRole"]["name"], "Editor");
     assert_eq!(profile["projects"], json!([]));
-    send(t, Method::PUT, "/api/admin/projects/p/access", Some(json!({"roles": [{"id": 5, "users": [id]}]})), StatusCode::OK).await;
-    assert_eq!(send_as(t, &alice, Method::GET, "/api/admin/user/profile", None, StatusCode::OK).await["projects"], json!(["p"]));
+    send(
+        t,
+        Method::PUT,
+        "/api/admin/projects/p/access",
+        Some(json!({"roles": [{"id": 5, "users": [id]}]})),
+        StatusCode::OK,
+    )
+    .await;
+    assert_eq!(
+        send_as(
+            t,
+            &alice,
+            Method::GET,
+            "/api/admin/user/profile",
+            None,
+            StatusCode::OK
+        )
+        .await["projects"],
+        json!(["p"])
+    );
 
     // Her own keys.
-    let own = send_as(t, &alice, Method::POST, "/api/admin/user/tokens", Some(json!({"description": "cli", "expiresAt": in_an_hour()})), StatusCode::CREATED).await;
+    let own = send_as(
+        t,
+        &alice,
+        Method::POST,
+        "/api/admin/user/tokens",
+        Some(json!({"description": "cli", "expiresAt": in_an_hour()})),
+        StatusCode::CREATED,
+    )
+    .await;
     let cli = own["secret"].as_str().unwrap().to_owned();
     assert_eq!(own["userId"], id);
-    let listed = send_as(t, &alice, Method::GET, "/api/admin/user/tokens", None, StatusCode::OK).await;
-    let descriptions: Vec<&str> = listed["pats"].as_array().unwrap().iter().map(|k| k["description"].as_str().unwrap()).collect();
+    let listed = send_as(
+        t,
+        &alice,
+        Method::GET,
+        "/api/admin/user/tokens",
+        None,
+        StatusCode::OK,
+    )
+    .await;
+    let descriptions: Vec<&str> = listed["pats"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|k| k["description"].as_str().unwrap())
+        .collect();
     assert_eq!(descriptions, ["alice-key", "cli"]);
-    assert!(listed["pats"].as_array().unwrap().iter().all(|k| k.get("secret").is_none()), "{listed}");
-    send_as(t, &cli, Method::GET, "/api/admin/user", None, StatusCode::OK).await;
+    assert!(
+        listed["pats"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .all(|k| k.get("secret").is_none()),
+        "{listed}"
+    );
+    send_as(
+        t,
+        &cli,
+        Method::GET,
+        "/api/admin/user",
+        None,
+        StatusCode::OK,
+    )
+    .await;
     for (body, path) in [
         (json!({"description": "x"}), "/expiresAt"),
-        (json!({"description": "x", "expiresAt": "2020-01-01T00:00:00Z"}), "/expiresAt"),
-        (json!({"description": " ", "expiresAt": in_an_hour()}), "/description"),
+        (
+            json!({"description": "x", "expiresAt": "2020-01-01T00:00:00Z"}),
+            "/expiresAt",
+        ),
+        (
+            json!({"description": " ", "expiresAt": in_an_hour()}),
+            "/description",
+        ),
     ] {
-        let error = t.call_as(&alice, Method::POST, "/api/admin/user/tokens", Some(&body)).await.error(StatusCode::BAD_REQUEST, "ValidationError");
+        let error = t
+            .call_as(&alice, Method::POST, "/api/admin/user/tokens", Some(&body))
+            .await
+            .error(StatusCode::BAD_REQUEST, "ValidationError");
         assert_eq!(detail_paths(&error), [path], "{body}: {error}");
     }
-    t.call_as(&alice, Method::POST, "/api/admin/user/tokens", Some(&json!({"description": "cli", "expiresAt": in_an_hour()})))
+    t.call_as(
+        &alice,
+        Method::POST,
+        "/api/admin/user/tokens",
+        Some(&json!({"description": "cli", "expiresAt": in_an_hour()})),
+    )
+    .await
+    .error(StatusCode::CONFLICT, "NameExistsError");
+    t.call(Method::GET, "/api/admin/user/tokens", None)
         .await
-        .error(StatusCode::CONFLICT, "NameExistsError");
-    t.call(Method::GET, "/api/admin/user/tokens", None).await.error(StatusCode::FORBIDDEN, "NoAccessError");
-    send_as(t, &alice, Method::DELETE, &format!("/api/admin/user/tokens/{}", own["id"].as_str().unwrap()), None, StatusCode::OK).await;
-    t.call_as(&cli, Method::GET, "/api/admin/user", None).await.error(StatusCode::UNAUTHORIZED, "AuthenticationRequired");
-    t.call_as(&alice, Method::DELETE, &format!("/api/admin/user/tokens/{}", uuid::Uuid::new_v4()), None)
+        .error(StatusCode::FORBIDDEN, "NoAccessError");
+    send_as(
+        t,
+        &alice,
+        Method::DELETE,
+        &format!("/api/admin/user/tokens/{}", own["id"].as_str().unwrap()),
+        None,
+        StatusCode::OK,
+    )
+    .await;
+    t.call_as(&cli, Method::GET, "/api/admin/user", None)
         .await
-        .error(StatusCode::NOT_FOUND, "NotFoundError");
+        .error(StatusCode::UNAUTHORIZED, "AuthenticationRequired");
+    t.call_as(
+        &alice,
+        Method::DELETE,
+        &format!("/api/admin/user/tokens/{}", uuid::Uuid::new_v4()),
+        None,
+    )
+    .await
+    .error(StatusCode::NOT_FOUND, "NotFoundError");
 
     // Search: not taken for an id.
-    send(t, Method::POST, "/api/admin/user-admin", Some(json!({"username": "bob", "name": "Bob"})), StatusCode::CREATED).await;
-    let found = send(t, Method::GET, "/api/admin/user-admin/search?q=SMI", None, StatusCode::OK).await;
+    send(
+        t,
+        Method::POST,
+        "/api/admin/user-admin",
+        Some(json!({"username": "bob", "name": "Bob"})),
+        StatusCode::CREATED,
+    )
+    .await;
+    let found = send(
+        t,
+        Method::GET,
+        "/api/admin/user-admin/search?q=SMI",
+        None,
+        StatusCode::OK,
+    )
+    .await;
     assert_eq!(found.as_array().unwrap().len(), 1, "{found}");
     assert_eq!(found[0]["id"], id);
-    assert_eq!(send(t, Method::GET, "/api/admin/user-admin/search?q=bo", None, StatusCode::OK).await[0]["username"], "bob");
-    assert_eq!(send(t, Method::GET, "/api/admin/user-admin/search?q=a", None, StatusCode::OK).await, json!([]));
+    assert_eq!(
+        send(
+            t,
+            Method::GET,
+            "/api/admin/user-admin/search?q=bo",
+            None,
+            StatusCode::OK
+        )
+        .await[0]["username"],
+        "bob"
+    );
+    assert_eq!(
+        send(
+            t,
+            Method::GET,
+            "/api/admin/user-admin/search?q=a",
+            None,
+            StatusCode::OK
+        )
+        .await,
+        json!([])
+    );
 
     // Changing a user: bad bodies change nothing; a new root role holds at once.
     let path = format!("/api/admin/user-admin/{id}");
@@ -209,38 +546,100 @@ async fn users(t: &Setup) {
         (json!({"rootRole": "Owner"}), "/rootRole"),
         (json!({"email": "not-an-address"}), "/email"),
     ] {
-        let error = t.call(Method::PUT, &path, Some(&body)).await.error(StatusCode::BAD_REQUEST, "ValidationError");
+        let error = t
+            .call(Method::PUT, &path, Some(&body))
+            .await
+            .error(StatusCode::BAD_REQUEST, "ValidationError");
         assert_eq!(detail_paths(&error), [field], "{body}: {error}");
     }
-    t.call(Method::PUT, &path, Some(&json!({"nickname": "al"}))).await.error(StatusCode::BAD_REQUEST, "ValidationError");
-    assert_eq!(send(t, Method::GET, &path, None, StatusCode::OK).await["rootRole"], 2);
-    send_as(t, &alice, Method::POST, "/api/admin/projects/other/features", Some(json!({"name": "by-alice"})), StatusCode::CREATED).await;
-    let changed = send(t, Method::PUT, &path, Some(json!({"name": "Alice Jones", "rootRole": "Viewer"})), StatusCode::OK).await;
+    t.call(Method::PUT, &path, Some(&json!({"nickname": "al"})))
+        .await
+        .error(StatusCode::BAD_REQUEST, "ValidationError");
+    assert_eq!(
+        send(t, Method::GET, &path, None, StatusCode::OK).await["rootRole"],
+        2
+    );
+    send_as(
+        t,
+        &alice,
+        Method::POST,
+        "/api/admin/projects/other/features",
+        Some(json!({"name": "by-alice"})),
+        StatusCode::CREATED,
+    )
+    .await;
+    let changed = send(
+        t,
+        Method::PUT,
+        &path,
+        Some(json!({"name": "Alice Jones", "rootRole": "Viewer"})),
+        StatusCode::OK,
+    )
+    .await;
     assert_eq!(changed["name"], "Alice Jones");
     assert_eq!(changed["email"], "alice@example.com", "kept");
-    assert_eq!(send(t, Method::GET, &path, None, StatusCode::OK).await["rootRole"], 3);
-    t.call_as(&alice, Method::POST, "/api/admin/projects/other/features", Some(&json!({"name": "by-alice-2"})))
-        .await
-        .error(StatusCode::FORBIDDEN, "NoAccessError");
-    let overview = send(t, Method::GET, &format!("{path}/permissions?project=p&environment=production"), None, StatusCode::OK).await;
+    assert_eq!(
+        send(t, Method::GET, &path, None, StatusCode::OK).await["rootRole"],
+        3
+    );
+    t.call_as(
+        &alice,
+        Method::POST,
+        "/api/admin/projects/other/features",
+        Some(&json!({"name": "by-alice-2"})),
+    )
+    .await
+    .error(StatusCode::FORBIDDEN, "NoAccessError");
+    let overview = send(
+        t,
+        Method::GET,
+        &format!("{path}/permissions?project=p&environment=production"),
+        None,
+        StatusCode::OK,
+    )
+    .await;
     assert_eq!(overview["rootRole"]["name"], "Viewer");
     assert_eq!(overview["projectRoles"][0]["name"], "Member");
     let held = |group: &str, name: &str| {
-        overview["overview"][group].as_array().unwrap().iter().find(|p| p["name"] == name).unwrap()["hasPermission"].clone()
+        overview["overview"][group]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|p| p["name"] == name)
+            .unwrap()["hasPermission"]
+            .clone()
     };
     assert_eq!(held("project", "CREATE_FEATURE"), true);
     assert_eq!(held("root", "CREATE_PROJECT"), false);
     assert_eq!(held("environment", "UPDATE_FEATURE_ENVIRONMENT"), true);
-    t.call(Method::GET, "/api/admin/user-admin/999/permissions", None).await.error(StatusCode::NOT_FOUND, "NotFoundError");
+    t.call(Method::GET, "/api/admin/user-admin/999/permissions", None)
+        .await
+        .error(StatusCode::NOT_FOUND, "NotFoundError");
 
     // Deleting her: her key is refused at once, she leaves the project.
     let before = event_count(t, "user-deleted").await;
     send(t, Method::DELETE, &path, None, StatusCode::OK).await;
-    t.call_as(&alice, Method::GET, "/api/admin/user", None).await.error(StatusCode::UNAUTHORIZED, "AuthenticationRequired");
-    t.call(Method::GET, &path, None).await.error(StatusCode::NOT_FOUND, "NotFoundError");
-    assert_eq!(send(t, Method::GET, "/api/admin/projects/p/access", None, StatusCode::OK).await["roles"][0]["users"], json!([]));
+    t.call_as(&alice, Method::GET, "/api/admin/user", None)
+        .await
+        .error(StatusCode::UNAUTHORIZED, "AuthenticationRequired");
+    t.call(Method::GET, &path, None)
+        .await
+        .error(StatusCode::NOT_FOUND, "NotFoundError");
+    assert_eq!(
+        send(
+            t,
+            Method::GET,
+            "/api/admin/projects/p/access",
+            None,
+            StatusCode::OK
+        )
+        .await["roles"][0]["users"],
+        json!([])
+    );
     assert_eq!(event_count(t, "user-deleted").await, before + 1);
-    t.call(Method::DELETE, &path, None).await.error(StatusCode::NOT_FOUND, "NotFoundError");
+    t.call(Method::DELETE, &path, None)
+        .await
+        .error(StatusCode::NOT_FOUND, "NotFoundError");
 }
 
 async fn scenario(t: &Setup) {
@@ -276,17 +675,73 @@ async fn keys_and_users_on_a_postgres_store() {
 #[tokio::test]
 async fn project_keys_follow_project_roles() {
     let t = setup().await;
-    let user = send(&t, Method::POST, "/api/admin/user-admin", Some(json!({"username": "m", "rootRole": 3})), StatusCode::CREATED).await;
+    let user = send(
+        &t,
+        Method::POST,
+        "/api/admin/user-admin",
+        Some(json!({"username": "m", "rootRole": 3})),
+        StatusCode::CREATED,
+    )
+    .await;
     let id = user["id"].as_i64().unwrap();
-    let key = send(&t, Method::POST, &format!("/api/admin/user-admin/{id}/tokens"), Some(json!({"description": "m"})), StatusCode::CREATED).await;
+    let key = send(
+        &t,
+        Method::POST,
+        &format!("/api/admin/user-admin/{id}/tokens"),
+        Some(json!({"description": "m"})),
+        StatusCode::CREATED,
+    )
+    .await;
     let member = key["secret"].as_str().unwrap().to_owned();
-    t.call_as(&member, Method::POST, "/api/admin/projects/p/api-tokens", Some(&json!({"bad": true})))
-        .await
-        .error(StatusCode::FORBIDDEN, "NoAccessError");
-    t.call_as(&member, Method::GET, "/api/admin/projects/p/api-tokens", None).await.error(StatusCode::FORBIDDEN, "NoAccessError");
-    send(&t, Method::PUT, "/api/admin/projects/p/access", Some(json!({"roles": [{"id": 5, "users": [id]}]})), StatusCode::OK).await;
-    send_as(&t, &member, Method::POST, "/api/admin/projects/p/api-tokens", Some(json!({"tokenName": "mine", "type": "frontend", "environment": "production"})), StatusCode::CREATED).await;
-    let listed = send_as(&t, &member, Method::GET, "/api/admin/projects/p/api-tokens", None, StatusCode::OK).await;
+    t.call_as(
+        &member,
+        Method::POST,
+        "/api/admin/projects/p/api-tokens",
+        Some(&json!({"bad": true})),
+    )
+    .await
+    .error(StatusCode::FORBIDDEN, "NoAccessError");
+    t.call_as(
+        &member,
+        Method::GET,
+        "/api/admin/projects/p/api-tokens",
+        None,
+    )
+    .await
+    .error(StatusCode::FORBIDDEN, "NoAccessError");
+    send(
+        &t,
+        Method::PUT,
+        "/api/admin/projects/p/access",
+        Some(json!({"roles": [{"id": 5, "users": [id]}]})),
+        StatusCode::OK,
+    )
+    .await;
+    send_as(
+        &t,
+        &member,
+        Method::POST,
+        "/api/admin/projects/p/api-tokens",
+        Some(json!({"tokenName": "mine", "type": "frontend", "environment": "production"})),
+        StatusCode::CREATED,
+    )
+    .await;
+    let listed = send_as(
+        &t,
+        &member,
+        Method::GET,
+        "/api/admin/projects/p/api-tokens",
+        None,
+        StatusCode::OK,
+    )
+    .await;
     assert_eq!(names(&listed["tokens"]), ["mine"]);
-    t.call_as(&member, Method::GET, "/api/admin/projects/other/api-tokens", None).await.error(StatusCode::FORBIDDEN, "NoAccessError");
+    t.call_as(
+        &member,
+        Method::GET,
+        "/api/admin/projects/other/api-tokens",
+        None,
+    )
+    .await
+    .error(StatusCode::FORBIDDEN, "NoAccessError");
 }

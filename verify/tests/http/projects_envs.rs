@@ -17,7 +17,13 @@ async fn get(t: &Setup, path: &str) -> Value {
     r.json()
 }
 
-async fn send(t: &Setup, method: Method, path: &str, body: Option<Value>, status: StatusCode) -> Reply {
+async fn send(
+    t: &Setup,
+    method: Method,
+    path: &str,
+    body: Option<Value>,
+    status: StatusCode,
+) -> Reply {
     let r = t.call(method.clone(), path, body.as_ref()).await;
     assert_eq!(r.status, status, "{method} {path} {body:?}: {}", r.text());
     r
@@ -25,7 +31,11 @@ async fn send(t: &Setup, method: Method, path: &str, body: Option<Value>, status
 
 /// How many events of `event_type` the log holds.
 async fn count_events(t: &Setup, event_type: &str) -> usize {
-    let log = get(t, &format!("/api/admin/events?type={event_type}&limit=1000")).await;
+    let log = get(
+        t,
+        &format!("/api/admin/events?type={event_type}&limit=1000"),
+    )
+    .await;
     log["events"].as_array().map_or(0, Vec::len)
 }
 
@@ -87,10 +97,31 @@ async fn project_list(t: &Setup) {
     assert_eq!(p["mode"], "open");
 
     // A stale feature lowers the health; a member counts.
-    send(t, Method::POST, "/api/admin/projects/p/stale", Some(json!({"features": ["f"], "stale": true})), StatusCode::ACCEPTED).await;
-    let user = send(t, Method::POST, "/api/admin/user-admin", Some(json!({"username": "ann"})), StatusCode::CREATED).await;
+    send(
+        t,
+        Method::POST,
+        "/api/admin/projects/p/stale",
+        Some(json!({"features": ["f"], "stale": true})),
+        StatusCode::ACCEPTED,
+    )
+    .await;
+    let user = send(
+        t,
+        Method::POST,
+        "/api/admin/user-admin",
+        Some(json!({"username": "ann"})),
+        StatusCode::CREATED,
+    )
+    .await;
     let id = user.json()["id"].as_i64().unwrap();
-    send(t, Method::PUT, "/api/admin/projects/p/access", Some(json!({"roles": [{"id": 5, "users": [id]}]})), StatusCode::OK).await;
+    send(
+        t,
+        Method::PUT,
+        "/api/admin/projects/p/access",
+        Some(json!({"roles": [{"id": 5, "users": [id]}]})),
+        StatusCode::OK,
+    )
+    .await;
     let p = get(t, "/api/admin/projects").await["projects"][1].clone();
     assert_eq!(p["health"], 0, "{p}");
     assert_eq!(p["staleFeatureCount"], 1);
@@ -114,15 +145,39 @@ async fn environment_on_off(t: &Setup) {
         .error(StatusCode::NOT_FOUND, "NotFoundError");
 
     let sdk = client_key(t, "production").await;
-    assert_eq!(get(t, "/api/admin/environments/production").await["apiTokenCount"], 1);
+    assert_eq!(
+        get(t, "/api/admin/environments/production").await["apiTokenCount"],
+        1
+    );
     let before = count_events(t, "environment-updated").await;
-    send(t, Method::POST, "/api/admin/environments/production/off", None, StatusCode::NO_CONTENT).await;
-    assert_eq!(get(t, "/api/admin/environments/production").await["enabled"], false);
+    send(
+        t,
+        Method::POST,
+        "/api/admin/environments/production/off",
+        None,
+        StatusCode::NO_CONTENT,
+    )
+    .await;
+    assert_eq!(
+        get(t, "/api/admin/environments/production").await["enabled"],
+        false
+    );
     assert_eq!(count_events(t, "environment-updated").await, before + 1);
     // Off again changes nothing and writes no event.
-    send(t, Method::POST, "/api/admin/environments/production/off", None, StatusCode::NO_CONTENT).await;
+    send(
+        t,
+        Method::POST,
+        "/api/admin/environments/production/off",
+        None,
+        StatusCode::NO_CONTENT,
+    )
+    .await;
     assert_eq!(count_events(t, "environment-updated").await, before + 1);
-    assert_eq!(client_feature(t, &sdk, "f").await["name"], "f", "SDKs keep working");
+    assert_eq!(
+        client_feature(t, &sdk, "f").await["name"],
+        "f",
+        "SDKs keep working"
+    );
     let listed = get(t, "/api/admin/environments").await;
     let production = listed["environments"]
         .as_array()
@@ -132,8 +187,18 @@ async fn environment_on_off(t: &Setup) {
         .cloned()
         .unwrap();
     assert_eq!(production["enabled"], false);
-    send(t, Method::POST, "/api/admin/environments/production/on", None, StatusCode::NO_CONTENT).await;
-    assert_eq!(get(t, "/api/admin/environments/production").await["enabled"], true);
+    send(
+        t,
+        Method::POST,
+        "/api/admin/environments/production/on",
+        None,
+        StatusCode::NO_CONTENT,
+    )
+    .await;
+    assert_eq!(
+        get(t, "/api/admin/environments/production").await["enabled"],
+        true
+    );
     assert_eq!(count_events(t, "environment-updated").await, before + 2);
     t.call(Method::POST, "/api/admin/environments/nope/off", None)
         .await
@@ -150,19 +215,57 @@ async fn sort_order(t: &Setup) {
             .map(|e| e["name"].as_str().unwrap().to_owned())
             .collect()
     };
-    assert_eq!(order(&get(t, "/api/admin/environments").await), ["development", "production", "staging"]);
-    send(t, Method::PUT, "/api/admin/environments/sort-order", Some(json!({"staging": 1, "production": 2})), StatusCode::OK).await;
-    assert_eq!(order(&get(t, "/api/admin/environments").await), ["staging", "production", "development"]);
-    assert_eq!(get(t, "/api/admin/environments/staging").await["sortOrder"], 1);
+    assert_eq!(
+        order(&get(t, "/api/admin/environments").await),
+        ["development", "production", "staging"]
+    );
+    send(
+        t,
+        Method::PUT,
+        "/api/admin/environments/sort-order",
+        Some(json!({"staging": 1, "production": 2})),
+        StatusCode::OK,
+    )
+    .await;
+    assert_eq!(
+        order(&get(t, "/api/admin/environments").await),
+        ["staging", "production", "development"]
+    );
+    assert_eq!(
+        get(t, "/api/admin/environments/staging").await["sortOrder"],
+        1
+    );
 
-    let r = t.call(Method::PUT, "/api/admin/environments/sort-order", Some(&json!({"staging": "first"}))).await;
+    let r = t
+        .call(
+            Method::PUT,
+            "/api/admin/environments/sort-order",
+            Some(&json!({"staging": "first"})),
+        )
+        .await;
     let body = r.error(StatusCode::BAD_REQUEST, "ValidationError");
     assert_eq!(detail_paths(&body), ["/staging"], "{body}");
-    let r = t.call(Method::PUT, "/api/admin/environments/sort-order", Some(&json!({"nope": 3, "staging": 5}))).await;
+    let r = t
+        .call(
+            Method::PUT,
+            "/api/admin/environments/sort-order",
+            Some(&json!({"nope": 3, "staging": 5})),
+        )
+        .await;
     let body = r.error(StatusCode::BAD_REQUEST, "ValidationError");
     assert_eq!(detail_paths(&body), ["/nope"], "{body}");
-    assert_eq!(get(t, "/api/admin/environments/staging").await["sortOrder"], 1, "nothing changed");
-    let r = t.call(Method::PUT, "/api/admin/environments/sort-order", Some(&json!([1]))).await;
+    assert_eq!(
+        get(t, "/api/admin/environments/staging").await["sortOrder"],
+        1,
+        "nothing changed"
+    );
+    let r = t
+        .call(
+            Method::PUT,
+            "/api/admin/environments/sort-order",
+            Some(&json!([1])),
+        )
+        .await;
     r.error(StatusCode::BAD_REQUEST, "ValidationError");
 
     // The environments as a project sees them, in that order.
@@ -199,8 +302,14 @@ async fn default_strategy(t: &Setup) {
 
     for (body, path) in [
         (json!({"name": "default"}), "/name"),
-        (json!({"name": "flexibleRollout", "parameters": {"rollout": "150"}}), ".parameters.rollout"),
-        (json!({"name": "flexibleRollout", "constraints": [{"contextName": "userId", "operator": "NOPE", "values": ["1"]}]}), ".constraints[0].operator"),
+        (
+            json!({"name": "flexibleRollout", "parameters": {"rollout": "150"}}),
+            ".parameters.rollout",
+        ),
+        (
+            json!({"name": "flexibleRollout", "constraints": [{"contextName": "userId", "operator": "NOPE", "values": ["1"]}]}),
+            ".constraints[0].operator",
+        ),
     ] {
         let r = t.call(Method::POST, PATH, Some(&body)).await;
         let error = r.error(StatusCode::BAD_REQUEST, "ValidationError");
@@ -210,10 +319,18 @@ async fn default_strategy(t: &Setup) {
     t.call(Method::POST, PATH, Some(&json!("flexibleRollout")))
         .await
         .error(StatusCode::BAD_REQUEST, "ValidationError");
-    t.call(Method::POST, "/api/admin/projects/other/environments/development/default-strategy", Some(&json!({"name": "flexibleRollout"})))
-        .await
-        .error(StatusCode::NOT_FOUND, "NotFoundError");
-    assert_eq!(count_events(t, "default-strategy-updated").await, 1, "bad ones wrote nothing");
+    t.call(
+        Method::POST,
+        "/api/admin/projects/other/environments/development/default-strategy",
+        Some(&json!({"name": "flexibleRollout"})),
+    )
+    .await
+    .error(StatusCode::NOT_FOUND, "NotFoundError");
+    assert_eq!(
+        count_events(t, "default-strategy-updated").await,
+        1,
+        "bad ones wrote nothing"
+    );
     let seen = get(t, "/api/admin/environments/project/p").await;
     let production = seen["environments"]
         .as_array()
@@ -222,11 +339,25 @@ async fn default_strategy(t: &Setup) {
         .find(|e| e["name"] == "production")
         .cloned()
         .unwrap();
-    assert_eq!(production["defaultStrategy"]["parameters"]["rollout"], "50", "{production}");
+    assert_eq!(
+        production["defaultStrategy"]["parameters"]["rollout"], "50",
+        "{production}"
+    );
 
     // Enabling f there adds the default strategy, grouped by the feature's name.
-    send(t, Method::POST, "/api/admin/projects/p/features/f/environments/production/on", None, StatusCode::OK).await;
-    let strategies = get(t, "/api/admin/projects/p/features/f/environments/production/strategies").await;
+    send(
+        t,
+        Method::POST,
+        "/api/admin/projects/p/features/f/environments/production/on",
+        None,
+        StatusCode::OK,
+    )
+    .await;
+    let strategies = get(
+        t,
+        "/api/admin/projects/p/features/f/environments/production/strategies",
+    )
+    .await;
     assert_eq!(strategies.as_array().unwrap().len(), 1, "{strategies}");
     assert_eq!(strategies[0]["parameters"]["rollout"], "50");
     assert_eq!(strategies[0]["parameters"]["stickiness"], "userId");
@@ -239,26 +370,79 @@ async fn default_strategy(t: &Setup) {
 
 /// Removing an environment from a project: the features' configuration there goes with it.
 async fn remove_environment(t: &Setup) {
-    send(t, Method::POST, "/api/admin/projects/p/features/f/environments/development/on", None, StatusCode::OK).await;
+    send(
+        t,
+        Method::POST,
+        "/api/admin/projects/p/features/f/environments/development/on",
+        None,
+        StatusCode::OK,
+    )
+    .await;
     let sdk = client_key(t, "development").await;
     assert_eq!(client_feature(t, &sdk, "f").await["enabled"], true);
     let before = count_events(t, "project-environment-removed").await;
-    send(t, Method::DELETE, "/api/admin/projects/p/environments/development", None, StatusCode::OK).await;
-    assert_eq!(get(t, "/api/admin/projects/p").await["environments"], json!(["production"]));
-    assert_eq!(client_feature(t, &sdk, "f").await["enabled"], false, "no longer there");
-    assert_eq!(count_events(t, "project-environment-removed").await, before + 1);
+    send(
+        t,
+        Method::DELETE,
+        "/api/admin/projects/p/environments/development",
+        None,
+        StatusCode::OK,
+    )
+    .await;
+    assert_eq!(
+        get(t, "/api/admin/projects/p").await["environments"],
+        json!(["production"])
+    );
+    assert_eq!(
+        client_feature(t, &sdk, "f").await["enabled"],
+        false,
+        "no longer there"
+    );
+    assert_eq!(
+        count_events(t, "project-environment-removed").await,
+        before + 1
+    );
     // Again: nothing to do, no event.
-    send(t, Method::DELETE, "/api/admin/projects/p/environments/development", None, StatusCode::OK).await;
-    assert_eq!(count_events(t, "project-environment-removed").await, before + 1);
-    t.call(Method::DELETE, "/api/admin/projects/p/environments/nope", None)
-        .await
-        .error(StatusCode::NOT_FOUND, "NotFoundError");
-    t.call(Method::DELETE, "/api/admin/projects/nope/environments/development", None)
-        .await
-        .error(StatusCode::NOT_FOUND, "NotFoundError");
+    send(
+        t,
+        Method::DELETE,
+        "/api/admin/projects/p/environments/development",
+        None,
+        StatusCode::OK,
+    )
+    .await;
+    assert_eq!(
+        count_events(t, "project-environment-removed").await,
+        before + 1
+    );
+    t.call(
+        Method::DELETE,
+        "/api/admin/projects/p/environments/nope",
+        None,
+    )
+    .await
+    .error(StatusCode::NOT_FOUND, "NotFoundError");
+    t.call(
+        Method::DELETE,
+        "/api/admin/projects/nope/environments/development",
+        None,
+    )
+    .await
+    .error(StatusCode::NOT_FOUND, "NotFoundError");
     // Added again, it starts afresh: disabled, no strategies.
-    send(t, Method::POST, "/api/admin/projects/p/environments", Some(json!({"environment": "development"})), StatusCode::OK).await;
-    let fe = get(t, "/api/admin/projects/p/features/f/environments/development").await;
+    send(
+        t,
+        Method::POST,
+        "/api/admin/projects/p/environments",
+        Some(json!({"environment": "development"})),
+        StatusCode::OK,
+    )
+    .await;
+    let fe = get(
+        t,
+        "/api/admin/projects/p/features/f/environments/development",
+    )
+    .await;
     assert_eq!(fe["enabled"], false, "{fe}");
     assert_eq!(fe["strategies"], json!([]));
 }
@@ -303,16 +487,34 @@ async fn environment_changes_need_their_permissions() {
         .await;
     for (method, path, body) in [
         (Method::POST, "/api/admin/environments/production/off", None),
-        (Method::PUT, "/api/admin/environments/sort-order", Some(json!({"x": "not even valid"}))),
-        (Method::DELETE, "/api/admin/projects/p/environments/production", None),
-        (Method::POST, "/api/admin/projects/p/environments/production/default-strategy", Some(json!({"name": 7}))),
+        (
+            Method::PUT,
+            "/api/admin/environments/sort-order",
+            Some(json!({"x": "not even valid"})),
+        ),
+        (
+            Method::DELETE,
+            "/api/admin/projects/p/environments/production",
+            None,
+        ),
+        (
+            Method::POST,
+            "/api/admin/projects/p/environments/production/default-strategy",
+            Some(json!({"name": 7})),
+        ),
     ] {
         t.call_as(&reader, method, path, body.as_ref())
             .await
             .error(StatusCode::FORBIDDEN, "NoAccessError");
     }
-    assert_eq!(get(&t, "/api/admin/environments/production").await["enabled"], true);
-    assert_eq!(get(&t, "/api/admin/projects/p").await["environments"], json!(["development", "production"]));
+    assert_eq!(
+        get(&t, "/api/admin/environments/production").await["enabled"],
+        true
+    );
+    assert_eq!(
+        get(&t, "/api/admin/projects/p").await["environments"],
+        json!(["development", "production"])
+    );
     // Reads need only a valid key.
     let r = t
         .call_as(&reader, Method::GET, "/api/admin/projects", None)
