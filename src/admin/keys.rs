@@ -22,6 +22,10 @@ use crate::model::{ApiKeyInfo, ApiKeyRequest as TokenRequest, KeyAccess, Permiss
 use crate::names::{MAX_NAME, display_name_problem};
 use crate::store::{Collection, Json, Key, ReadView, Revision, Versioned};
 
+/// A rule a new key must meet, decided on every key there is (a user's own keys: at most
+/// ten, descriptions unique).
+pub(super) type KeyRule<'a> = dyn Fn(&[ApiKeyInfo]) -> Result<()> + Sync + 'a;
+
 /// The shortest secret [`ToggleAdmin::bootstrap_admin_key_with_secret`] accepts.
 pub(crate) const MIN_CHOSEN_SECRET: usize = 32;
 
@@ -187,7 +191,7 @@ impl ToggleAdmin {
         name: &str,
         access: KeyAccess,
         expires_at: Option<DateTime<Utc>>,
-        may: Option<&(dyn Fn(&[ApiKeyInfo]) -> Result<()> + Sync)>,
+        may: Option<&KeyRule<'_>>,
     ) -> Result<NewApiKey> {
         let name_problem = display_name_problem(name, MAX_NAME);
         let name = name.trim();
