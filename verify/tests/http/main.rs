@@ -13,6 +13,7 @@ mod frontend;
 mod hostile;
 mod import;
 mod keys;
+mod malformed_bodies;
 mod ofrep;
 mod ofrep_push;
 mod ofrep_rust;
