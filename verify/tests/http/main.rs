@@ -15,6 +15,7 @@ mod hostile;
 mod import;
 mod keys;
 mod keys_users;
+mod malformed_bodies;
 mod observability;
 mod ofrep;
 mod ofrep_push;
