@@ -8,11 +8,10 @@
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 
-use super::key_requests::token_access;
+use super::key_requests::{check_new_key, quoted, token_access};
 use super::permit::expired;
 use super::reader::Reader;
-use super::records::{api_key_key, decode, encode, environment_key, project_key};
-use super::users::user_key;
+use super::records::{api_key_key, decode, encode};
 use super::{Need, Permit, ToggleAdmin};
 use crate::auth::{
     Caller, NewApiKey, constant_time_eq, hash_secret, new_client_secret, new_secret, verifier_of,
@@ -446,94 +445,6 @@ pub(super) async fn all_keys(reader: Reader<'_>) -> Result<Vec<(Key, Revision, A
         .collect()
 }
 
-/// The static checks of a new key (see
-/// [`create_api_key_expiring`](ToggleAdmin::create_api_key_expiring)): every problem in one
-/// [`Error::Validation`]; otherwise the records the key names, with the path of each.
-fn check_new_key(
-    name_problem: Option<&str>,
-    access: &KeyAccess,
-    expires_at: Option<DateTime<Utc>>,
-) -> Result<(Vec<Key>, Vec<String>)> {
-    let mut problems = Vec::new();
-    if let Some(problem) = name_problem {
-        problems.push(ErrorDetail::at("name", format!("the key's name {problem}")));
-    }
-    if let Some(at) = expires_at
-        && at <= Utc::now()
-    {
-        problems.push(ErrorDetail::at(
-            "expiresAt",
-            "The expiry date cannot be in the past.",
-        ));
-    }
-    let mut named: Vec<Key> = Vec::new();
-    let mut paths: Vec<String> = Vec::new();
-    match access {
-        KeyAccess::Admin => {}
-        KeyAccess::User { user_id } => {
-            named.push(user_key(*user_id));
-            paths.push(String::new());
-        }
-        KeyAccess::Client {
-            projects,
-            environment,
-            ..
-        } => {
-            let scopes = projects
-                .iter()
-                .enumerate()
-                .map(|(i, p)| ("project", format!("access.projects[{i}]"), p.as_str()))
-                .chain([(
-                    "environment",
-                    "access.environment".to_owned(),
-                    environment.as_str(),
-                )]);
-            for (what, path, scope) in scopes {
-                if what == "project" && scope == "*" {
-                    continue;
-                }
-                if display_name_problem(scope, MAX_NAME).is_some() || scope == "*" {
-                    problems.push(ErrorDetail::at(
-                        path,
-                        format!("there is no {what} named {}", quoted(scope)),
-                    ));
-                } else {
-                    named.push(if what == "project" {
-                        project_key(scope)
-                    } else {
-                        environment_key(scope)
-                    });
-                    paths.push(path);
-                }
-            }
-        }
-        KeyAccess::Grants { grants } => {
-            for (i, grant) in grants.iter().enumerate() {
-                for (what, scope, key_of) in [
-                    ("project", &grant.project, project_key as fn(&str) -> Key),
-                    ("environment", &grant.environment, environment_key),
-                ] {
-                    if let Some(scope) = scope.as_deref().filter(|s| *s != "*") {
-                        if display_name_problem(scope, MAX_NAME).is_some() {
-                            problems.push(ErrorDetail::at(
-                                format!("access.grants[{i}].{what}"),
-                                format!("there is no {what} named {}", quoted(scope)),
-                            ));
-                        } else {
-                            named.push(key_of(scope));
-                            paths.push(format!("access.grants[{i}].{what}"));
-                        }
-                    }
-                }
-            }
-        }
-    }
-    if !problems.is_empty() {
-        return Err(Error::validation("The API key is not valid.", problems));
-    }
-    Ok((named, paths))
-}
-
 /// `name` trimmed, if it is a valid key name (see
 /// [`create_api_key_expiring`](ToggleAdmin::create_api_key_expiring)).
 fn key_name(name: &str) -> Result<&str> {
@@ -586,11 +497,6 @@ pub(super) fn key_event_data(key: &Key, info: &ApiKeyInfo) -> Result<Json> {
             "expiresAt": info.expires_at,
         }),
     )
-}
-
-/// `text` as a JSON string, so that any character in it is shown escaped.
-fn quoted(text: &str) -> String {
-    serde_json::Value::from(text).to_string()
 }
 
 /// The key whose secret is `secret` (its hash `hash`) from its `record`, if there is one and

@@ -44,6 +44,7 @@ mod reader;
 pub(crate) mod records;
 mod segments;
 mod stored_text;
+mod strategy_checks;
 mod streaming;
 mod tags;
 mod user_access;

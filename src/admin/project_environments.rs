@@ -4,12 +4,12 @@
 use serde_json::Value;
 
 use super::environments::sort_order;
-use super::feature_environments::{Catalogue, checked_strategy};
 use super::reader::Reader;
 use super::records::{
     FeatureEnvironmentRecord, FeatureRecord, decode_opt, encode, environment_key,
     environment_not_found, feature_environment_key, project_key, project_not_found,
 };
+use super::strategy_checks::{Catalogue, checked_strategy};
 use super::{Authority, Need, ToggleAdmin};
 use crate::auth::Caller;
 use crate::error::{Error, Result};

@@ -31,3 +31,4 @@ mod stored_text;
 mod strategy_shapes;
 mod supporting;
 mod unleash_compat;
+mod users_admin;
