@@ -17,6 +17,7 @@ mod ofrep;
 mod ofrep_push;
 mod ofrep_rust;
 mod plan;
+mod playground;
 mod readiness;
 mod robustness;
 mod router;
