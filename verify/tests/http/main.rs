@@ -13,6 +13,7 @@ mod frontend;
 mod hostile;
 mod import;
 mod keys;
+mod maintenance;
 mod ofrep;
 mod ofrep_push;
 mod ofrep_rust;
