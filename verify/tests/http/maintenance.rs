@@ -70,7 +70,8 @@ fn writes() -> Vec<(Method, &'static str, Value)> {
             Method::POST,
             "/api/admin/features-batch/import",
             json!({"project": "p", "environment": "production",
-                   "data": {"features": [{"name": "imported", "project": "p"}]}}),
+                   "data": {"features": [{"name": "imported", "project": "p"}],
+                            "featureStrategies": [], "tagTypes": []}}),
         ),
         (
             Method::POST,
