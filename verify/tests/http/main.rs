@@ -27,4 +27,5 @@ mod server_config;
 mod stored_text;
 mod strategy_shapes;
 mod supporting;
+mod terraform_provider;
 mod unleash_compat;
