@@ -14,6 +14,7 @@ mod hostile;
 mod import;
 mod keys;
 mod maintenance;
+mod malformed_bodies;
 mod ofrep;
 mod ofrep_push;
 mod ofrep_rust;

@@ -137,7 +137,9 @@ impl Provider<'_> {
         let state = if on { "on" } else { "off" };
         self.call(
             Method::POST,
-            &format!("/api/admin/projects/{project}/features/{name}/environments/{environment}/{state}"),
+            &format!(
+                "/api/admin/projects/{project}/features/{name}/environments/{environment}/{state}"
+            ),
             Some(&feature_body("", "", "", "")),
             None,
         )
@@ -150,10 +152,12 @@ impl Provider<'_> {
             Method::GET,
             &format!("/api/admin/strategies/{name}"),
             None,
-            Some(json!({"id": "string", "name": "string", "displayName": "string",
+            Some(
+                json!({"id": "string", "name": "string", "displayName": "string",
                         "description": "string", "editable": "bool", "deprecated": "bool",
                         "parameters": [{"description": "string", "name": "string",
-                                        "required": "bool", "type": "string"}]})),
+                                        "required": "bool", "type": "string"}]}),
+            ),
         )
         .await
     }
@@ -182,7 +186,12 @@ async fn the_feature_resource() {
         .call(
             Method::POST,
             "/api/admin/projects/p/features",
-            Some(&feature_body("tf-feature", "p", "release", "made by terraform")),
+            Some(&feature_body(
+                "tf-feature",
+                "p",
+                "release",
+                "made by terraform",
+            )),
             Some(feature_shape()),
         )
         .await;
@@ -202,17 +211,25 @@ async fn the_feature_resource() {
         .await;
     assert_eq!(updated["name"], "tf-feature");
     let read = p.feature("p", "tf-feature").await;
-    assert_eq!((&read["description"], &read["type"]), (&json!("changed"), &json!("experiment")));
+    assert_eq!(
+        (&read["description"], &read["type"]),
+        (&json!("changed"), &json!("experiment"))
+    );
 
     // Archive: the Go client wants 202 exactly (it reports nothing else as archived).
     let r = t
-        .call(Method::DELETE, "/api/admin/projects/p/features/tf-feature", None)
+        .call(
+            Method::DELETE,
+            "/api/admin/projects/p/features/tf-feature",
+            None,
+        )
         .await;
     assert_eq!(r.status, StatusCode::ACCEPTED, "{}", r.text());
     p.call(Method::DELETE, "/api/admin/archive/tf-feature", None, None)
         .await;
     assert_eq!(
-        p.status(Method::GET, "/api/admin/projects/p/features/tf-feature").await,
+        p.status(Method::GET, "/api/admin/projects/p/features/tf-feature")
+            .await,
         StatusCode::NOT_FOUND
     );
     // The name is free again: the resource can be created anew.
@@ -290,7 +307,10 @@ async fn the_strategy_assignment_resource() {
         .unwrap()
         .clone();
     for name in &names {
-        assert!(strategy["parameters"][name].is_string(), "{name}: {strategy}");
+        assert!(
+            strategy["parameters"][name].is_string(),
+            "{name}: {strategy}"
+        );
     }
     assert_eq!(strategy["parameters"]["rollout"], "50");
     assert_eq!(strategy["variants"][0]["name"], "blue");
@@ -307,8 +327,10 @@ async fn the_strategy_assignment_resource() {
         .call(
             Method::PUT,
             &format!("{strategies}/{id}"),
-            Some(&json!({"id": id, "name": "flexibleRollout", "parameters": parameters,
-                         "sortOrder": 0, "variants": variants})),
+            Some(
+                &json!({"id": id, "name": "flexibleRollout", "parameters": parameters,
+                         "sortOrder": 0, "variants": variants}),
+            ),
             Some(strategy_shape()),
         )
         .await;
@@ -387,7 +409,10 @@ async fn the_feature_v2_resource() {
     assert_eq!(stored["id"], first["id"]);
     assert_eq!(stored["constraints"][0]["values"], json!(["1", "2"]));
     assert_eq!(stored["constraints"][1]["value"], "1.0.0");
-    assert_eq!(stored["variants"][0]["payload"], json!({"type": "string", "value": "b"}));
+    assert_eq!(
+        stored["variants"][0]["payload"],
+        json!({"type": "string", "value": "b"})
+    );
     assert_eq!(environment(&read, "development")["enabled"], false);
 
     // Update: the feature, then per kept environment its strategies (by id, or new), the
@@ -447,7 +472,8 @@ async fn the_feature_v2_resource() {
         .await;
     assert_eq!(r.status, StatusCode::ACCEPTED, "{}", r.text());
     assert_eq!(
-        p.status(Method::GET, "/api/admin/projects/p/features/tf-v2").await,
+        p.status(Method::GET, "/api/admin/projects/p/features/tf-v2")
+            .await,
         StatusCode::NOT_FOUND
     );
 }
@@ -474,7 +500,12 @@ async fn tag_alpha_and_beta(p: &Provider<'_>) {
         assert_eq!(tag, json!({"type": "simple", "value": value}));
     }
     let tags = p
-        .call(Method::GET, "/api/admin/features/f/tags", None, Some(tags_shape()))
+        .call(
+            Method::GET,
+            "/api/admin/features/f/tags",
+            None,
+            Some(tags_shape()),
+        )
         .await;
     assert_eq!(tags["tags"].as_array().map(Vec::len), Some(2), "{tags}");
 }
@@ -514,7 +545,12 @@ async fn the_feature_v2_resource_tag_update() {
     };
     assert_eq!(values(&answer), ["beta", "gamma"]);
     let read = p
-        .call(Method::GET, "/api/admin/features/f/tags", None, Some(tags_shape()))
+        .call(
+            Method::GET,
+            "/api/admin/features/f/tags",
+            None,
+            Some(tags_shape()),
+        )
         .await;
     assert_eq!(values(&read), ["beta", "gamma"]);
 }
@@ -529,9 +565,11 @@ async fn the_data_sources() {
             Method::GET,
             "/api/admin/projects/p",
             None,
-            Some(json!({"name": "string", "description": "string", "health": "int",
+            Some(
+                json!({"name": "string", "description": "string", "health": "int",
                         "updatedAt": "string",
-                        "environments": [{"environment": "string"}]})),
+                        "environments": [{"environment": "string"}]}),
+            ),
         )
         .await;
     assert_eq!(project["name"], "P");
