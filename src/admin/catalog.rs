@@ -321,7 +321,8 @@ impl ToggleAdmin {
     /// Delete the tag type `name`. Needs `CREATE_TAG_TYPE` (which holds Unleash's
     /// `DELETE_TAG_TYPE` here). `simple` is refused (400). While a flag has a tag of the
     /// type, refused with [`Error::InUse`] (409 `ConflictError`) naming the flags, where
-    /// Unleash 6.10.1 silently untags them. Event `tag-type-deleted`.
+    /// Unleash 6.10.1 silently untags them. The type's tags (on no flag) are deleted with it,
+    /// a `tag-deleted` event each. Event `tag-type-deleted`.
     pub async fn delete_tag_type(&self, caller: &Caller, name: &str) -> Result<()> {
         let permit = self
             .permit(caller, &[Need::root(Permission::CreateTagType)])
@@ -355,6 +356,20 @@ impl ToggleAdmin {
                             .map(|f| ErrorDetail::general(format!("flag {f} has a tag of this type")))
                             .collect(),
                     });
+                }
+                // Its tags on no flag go with it (Unleash's database drops them too).
+                let tags = tx
+                    .list(Collection::Tags, &format!("{name}{}", super::records::SEP))
+                    .await?;
+                for (id, record) in &tags.records {
+                    tx.delete(Key::new(Collection::Tags, id.clone())).record(
+                        "tag-deleted",
+                        None,
+                        None,
+                        None,
+                        Some(record.value.clone()),
+                        None,
+                    );
                 }
                 tx.delete(key.clone()).record(
                     "tag-type-deleted",
