@@ -537,7 +537,10 @@ fn parameter_problems(parameters: &[crate::model::StrategyParameter]) -> Result<
     match problems.as_slice() {
         [] => Ok(()),
         [one] => Err(Error::validation(one.to_string(), problems)),
-        _ => Err(Error::validation("Some parameters are not valid.", problems)),
+        _ => Err(Error::validation(
+            "Some parameters are not valid.",
+            problems,
+        )),
     }
 }
 

@@ -8,8 +8,8 @@ use std::collections::{BTreeMap, BTreeSet};
 use super::reader::Reader;
 
 use super::records::{
-    FeatureDependenciesRecord, FeatureEnvironmentRecord, FeatureRecord, SEP, check_feature,
-    decode, decode_opt, encode, feature_dependencies_key, feature_key, feature_with, project_key,
+    FeatureDependenciesRecord, FeatureEnvironmentRecord, FeatureRecord, SEP, check_feature, decode,
+    decode_opt, encode, feature_dependencies_key, feature_key, project_key,
 };
 use super::{Authority, Need, ToggleAdmin};
 use crate::auth::Caller;
@@ -28,13 +28,10 @@ impl ToggleAdmin {
         feature: &str,
     ) -> Result<Vec<ParentDependency>> {
         self.require(caller, &[]).await?;
-        let (_, record): (_, FeatureDependenciesRecord) = feature_with(
-            self.reader(),
-            project,
-            feature,
-            feature_dependencies_key(feature),
-        )
-        .await?;
+        let (_, record): (_, FeatureDependenciesRecord) = self
+            .reader()
+            .feature_with(project, feature, feature_dependencies_key(feature))
+            .await?;
         Ok(record.parents)
     }
 
@@ -192,8 +189,10 @@ impl ToggleAdmin {
         self.change("delete_feature_dependencies", permit, |tx| {
             Box::pin(async move {
                 let key = feature_dependencies_key(feature);
-                let (_, current): (_, FeatureDependenciesRecord) =
-                    feature_with(tx.reader(), project, feature, key.clone()).await?;
+                let (_, current): (_, FeatureDependenciesRecord) = tx
+                    .reader()
+                    .feature_with(project, feature, key.clone())
+                    .await?;
                 if current.parents.is_empty() {
                     return Ok(());
                 }

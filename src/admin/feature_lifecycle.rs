@@ -26,7 +26,7 @@ use chrono::{DateTime, Utc};
 use super::reader::Reader;
 use super::records::{
     FeatureEnvironmentRecord, FeatureLifecycleRecord, FeatureRecord, SEP, decode,
-    feature_lifecycle_key, feature_with,
+    feature_lifecycle_key,
 };
 use super::{Authority, Need, ToggleAdmin};
 use crate::auth::Caller;
@@ -60,8 +60,9 @@ impl ToggleAdmin {
         self.require(caller, &[]).await?;
         let view = self.store.view().await?;
         let reader = Reader::View(view.as_ref());
-        let (record, completion): (FeatureRecord, Option<FeatureLifecycleRecord>) =
-            feature_with(reader, project, feature, feature_lifecycle_key(feature)).await?;
+        let (record, completion): (FeatureRecord, Option<FeatureLifecycleRecord>) = reader
+            .feature_with(project, feature, feature_lifecycle_key(feature))
+            .await?;
         let types = environment_types(reader).await?;
         let on_now = reader
             .list(Collection::FeatureEnvironments, &format!("{feature}{SEP}"))
@@ -79,8 +80,12 @@ impl ToggleAdmin {
         let mut history = Vec::new();
         for event_type in [ENABLED, REVIVED] {
             history.extend(
-                self.feature_events(EventQuery::newest(PAGE).feature(feature).event_type(event_type))
-                    .await?,
+                self.feature_events(
+                    EventQuery::newest(PAGE)
+                        .feature(feature)
+                        .event_type(event_type),
+                )
+                .await?,
             );
         }
         Ok(stages(
@@ -103,7 +108,11 @@ impl ToggleAdmin {
             .await?;
         let types = environment_types(reader).await?;
         let mut enabled_now: BTreeMap<String, Vec<String>> = BTreeMap::new();
-        for (id, stored) in &reader.list(Collection::FeatureEnvironments, "").await?.records {
+        for (id, stored) in &reader
+            .list(Collection::FeatureEnvironments, "")
+            .await?
+            .records
+        {
             let key = Key::new(Collection::FeatureEnvironments, id.clone());
             let fe: FeatureEnvironmentRecord = decode(&key, &stored.value)?;
             if fe.enabled
@@ -116,8 +125,15 @@ impl ToggleAdmin {
             }
         }
         let mut completions: BTreeMap<String, FeatureLifecycleRecord> = BTreeMap::new();
-        for (id, stored) in &reader.list(Collection::FeatureLifecycles, "").await?.records {
-            completions.insert(id.clone(), decode(&feature_lifecycle_key(id), &stored.value)?);
+        for (id, stored) in &reader
+            .list(Collection::FeatureLifecycles, "")
+            .await?
+            .records
+        {
+            completions.insert(
+                id.clone(),
+                decode(&feature_lifecycle_key(id), &stored.value)?,
+            );
         }
         let mut history: BTreeMap<String, Vec<Event>> = BTreeMap::new();
         for event_type in [ENABLED, REVIVED] {
@@ -135,9 +151,7 @@ impl ToggleAdmin {
             let entries = stages(
                 record,
                 &types,
-                enabled_now
-                    .get(&record.name)
-                    .map_or(&[][..], Vec::as_slice),
+                enabled_now.get(&record.name).map_or(&[][..], Vec::as_slice),
                 history.get(&record.name).map_or(&[][..], Vec::as_slice),
                 completions.get(&record.name),
             );
@@ -170,8 +184,10 @@ impl ToggleAdmin {
         self.change("complete_feature", permit, |tx| {
             Box::pin(async move {
                 let key = feature_lifecycle_key(feature);
-                let (_, current): (_, Option<FeatureLifecycleRecord>) =
-                    feature_with(tx.reader(), project, feature, key.clone()).await?;
+                let (_, current): (_, Option<FeatureLifecycleRecord>) = tx
+                    .reader()
+                    .feature_with(project, feature, key.clone())
+                    .await?;
                 let next = FeatureLifecycleRecord {
                     completed_at: current.as_ref().map_or_else(Utc::now, |c| c.completed_at),
                     status: completion.status,
@@ -210,8 +226,10 @@ impl ToggleAdmin {
         self.change("uncomplete_feature", permit, |tx| {
             Box::pin(async move {
                 let key = feature_lifecycle_key(feature);
-                let (_, current): (_, Option<FeatureLifecycleRecord>) =
-                    feature_with(tx.reader(), project, feature, key.clone()).await?;
+                let (_, current): (_, Option<FeatureLifecycleRecord>) = tx
+                    .reader()
+                    .feature_with(project, feature, key.clone())
+                    .await?;
                 let Some(current) = current else {
                     return Ok(());
                 };
@@ -306,7 +324,12 @@ fn stages(
     {
         let at = event.event.created_at;
         first_on = earliest(first_on, at);
-        if event.event.environment.as_deref().is_some_and(is_production) {
+        if event
+            .event
+            .environment
+            .as_deref()
+            .is_some_and(is_production)
+        {
             first_live = earliest(first_live, at);
         }
     }

@@ -3,7 +3,7 @@
 
 use serde::Serialize;
 
-use super::records::{FeatureLinksRecord, encode, feature_links_key, feature_with};
+use super::records::{FeatureLinksRecord, encode, feature_links_key};
 use super::{Authority, Need, ToggleAdmin, Tx};
 use crate::error::{Error, Result};
 use crate::model::{FeatureLink, NewFeatureLink, Permission};
@@ -160,7 +160,10 @@ fn link_not_found(id: &str) -> Error {
 
 /// The links of `feature` of `project`, read through `tx` (404 unless the feature is there).
 async fn read_links(tx: &Tx<'_>, project: &str, feature: &str) -> Result<FeatureLinksRecord> {
-    let (_, links) = feature_with(tx.reader(), project, feature, feature_links_key(feature)).await?;
+    let (_, links) = tx
+        .reader()
+        .feature_with(project, feature, feature_links_key(feature))
+        .await?;
     Ok(links)
 }
 
@@ -226,10 +229,19 @@ mod tests {
 
     #[test]
     fn links_are_http_addresses_with_a_host() {
-        assert_eq!(link_url(" https://example.com/a ").unwrap(), "https://example.com/a");
+        assert_eq!(
+            link_url(" https://example.com/a ").unwrap(),
+            "https://example.com/a"
+        );
         assert_eq!(link_url("HTTP://x.io").unwrap(), "http://x.io");
-        assert_eq!(link_url("example.com/x?q=1").unwrap(), "https://example.com/x?q=1");
-        assert_eq!(link_url("localhost:8080/x").unwrap(), "https://localhost:8080/x");
+        assert_eq!(
+            link_url("example.com/x?q=1").unwrap(),
+            "https://example.com/x?q=1"
+        );
+        assert_eq!(
+            link_url("localhost:8080/x").unwrap(),
+            "https://localhost:8080/x"
+        );
         for bad in [
             "",
             "ftp://x.io",

@@ -136,7 +136,12 @@ impl ToggleAdmin {
                 if days == *builtin {
                     tx.delete(key);
                 } else {
-                    let record = encode(&key, &FeatureTypeRecord { lifetime_days: days })?;
+                    let record = encode(
+                        &key,
+                        &FeatureTypeRecord {
+                            lifetime_days: days,
+                        },
+                    )?;
                     tx.put(key, record);
                 }
                 tx.record(

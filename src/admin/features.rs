@@ -92,7 +92,12 @@ impl ToggleAdmin {
             children,
             links: links.links,
         };
-        Ok(feature_view(&record, &current, &environments, Some(relations)))
+        Ok(feature_view(
+            &record,
+            &current,
+            &environments,
+            Some(relations),
+        ))
     }
 
     /// The features of `project` that are not archived, by name, each in Unleash's
@@ -164,7 +169,12 @@ impl ToggleAdmin {
                 children,
                 links: links_of.remove(&record.name).unwrap_or_default(),
             };
-            views.push(feature_view(record, &current, &environments, Some(relations)));
+            views.push(feature_view(
+                record,
+                &current,
+                &environments,
+                Some(relations),
+            ));
         }
         Ok(crate::model::ProjectFeatures {
             version: 2,

@@ -388,23 +388,3 @@ pub(crate) fn check_feature(
         .filter(|f| f.project == project)
         .ok_or_else(|| feature_not_found(feature, project))
 }
-
-/// The feature `feature` of `project` read through `reader`, with the record at `key` that
-/// belongs to it (its tags, its links), empty when there is none; 404 unless the project
-/// exists and the feature is in it.
-pub(crate) async fn feature_with<R: DeserializeOwned + Default>(
-    reader: super::reader::Reader<'_>,
-    project: &str,
-    feature: &str,
-    key: Key,
-) -> Result<(FeatureRecord, R)> {
-    let fkey = feature_key(feature);
-    let [p, f, record] = reader
-        .read(&[project_key(project), fkey.clone(), key.clone()])
-        .await?;
-    let found = check_feature(project, feature, p.is_some(), decode_opt(&fkey, f.as_ref())?)?;
-    Ok((
-        found,
-        decode_opt::<R>(&key, record.as_ref())?.unwrap_or_default(),
-    ))
-}

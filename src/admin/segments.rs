@@ -207,7 +207,11 @@ impl ToggleAdmin {
     /// The segments the flag strategy `strategy_id` uses, by id: `GET
     /// /api/admin/segments/strategies/{strategyId}`. Any valid key may read them; a strategy
     /// that does not exist uses none (as in Unleash, no 404).
-    pub async fn strategy_segments(&self, caller: &Caller, strategy_id: &str) -> Result<Vec<Segment>> {
+    pub async fn strategy_segments(
+        &self,
+        caller: &Caller,
+        strategy_id: &str,
+    ) -> Result<Vec<Segment>> {
         self.require(caller, &[]).await?;
         let view = self.store.view().await?;
         let reader = Reader::View(view.as_ref());
@@ -229,7 +233,10 @@ impl ToggleAdmin {
             return Ok(Vec::new());
         }
         let (_, segments) = reader.segment_list().await?;
-        Ok(segments.into_iter().filter(|s| ids.contains(&s.id)).collect())
+        Ok(segments
+            .into_iter()
+            .filter(|s| ids.contains(&s.id))
+            .collect())
     }
 
     /// Whether `name` is free for a new segment: `Ok` when it is, [`Error::NameExists`]

@@ -11,7 +11,7 @@ use std::collections::BTreeMap;
 use super::reader::Reader;
 use super::records::{
     FeatureRecord, FeatureTagsRecord, check_feature, decode, decode_opt, encode, feature_key,
-    feature_tags_key, feature_with, project_key, tag_key,
+    feature_tags_key, project_key, tag_key,
 };
 use super::{Authority, Need, ToggleAdmin, Tx};
 use crate::auth::Caller;
@@ -162,8 +162,10 @@ impl ToggleAdmin {
         feature: &str,
     ) -> Result<Vec<Tag>> {
         self.require(caller, &[]).await?;
-        let (_, record): (_, FeatureTagsRecord) =
-            feature_with(self.reader(), project, feature, feature_tags_key(feature)).await?;
+        let (_, record): (_, FeatureTagsRecord) = self
+            .reader()
+            .feature_with(project, feature, feature_tags_key(feature))
+            .await?;
         Ok(record.tags)
     }
 
@@ -230,9 +232,10 @@ impl ToggleAdmin {
         let changes = &changes;
         self.change("update_feature_tags", permit, |tx| {
             Box::pin(async move {
-                let (_, current): (_, FeatureTagsRecord) =
-                    feature_with(tx.reader(), project, feature, feature_tags_key(feature))
-                        .await?;
+                let (_, current): (_, FeatureTagsRecord) = tx
+                    .reader()
+                    .feature_with(project, feature, feature_tags_key(feature))
+                    .await?;
                 require_types(tx.reader(), &changes.added_tags, "/addedTags").await?;
                 record_new_tags(tx, &changes.added_tags).await?;
                 retag(tx, project, feature, current, changes).await
@@ -301,7 +304,10 @@ impl ToggleAdmin {
                                 .unwrap_or_default(),
                         )),
                         Err(error) => {
-                            problems.push(ErrorDetail::at(format!("/features/{index}"), error.to_string()));
+                            problems.push(ErrorDetail::at(
+                                format!("/features/{index}"),
+                                error.to_string(),
+                            ));
                         }
                     }
                 }
@@ -385,9 +391,11 @@ fn at_single_tag(error: Error, prefix: &str) -> Error {
             let details: Vec<ErrorDetail> = details
                 .into_iter()
                 .map(|d| ErrorDetail {
-                    path: d
-                        .path
-                        .map(|p| p.strip_prefix(&format!("{prefix}/")).unwrap_or(&p).to_owned()),
+                    path: d.path.map(|p| {
+                        p.strip_prefix(&format!("{prefix}/"))
+                            .unwrap_or(&p)
+                            .to_owned()
+                    }),
                     message: d.message,
                 })
                 .collect();
@@ -501,9 +509,7 @@ fn write_tags(tx: &mut Tx<'_>, key: &Key, tags: &FeatureTagsRecord) -> Result<()
 /// own and those on features.
 async fn existing_tags(reader: Reader<'_>, tag_type: Option<&str>) -> Result<Vec<Tag>> {
     let mut by_type: BTreeMap<(String, String), Tag> = BTreeMap::new();
-    let prefix = tag_type.map_or(String::new(), |t| {
-        format!("{t}{}", super::records::SEP)
-    });
+    let prefix = tag_type.map_or(String::new(), |t| format!("{t}{}", super::records::SEP));
     let stored = reader.list(Collection::Tags, &prefix).await?;
     for (id, record) in &stored.records {
         let tag: Tag = decode(&Key::new(Collection::Tags, id.clone()), &record.value)?;

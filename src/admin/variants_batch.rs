@@ -23,7 +23,10 @@ impl ToggleAdmin {
             .map(|p| p.environments)
             .unwrap_or_default();
         let needs: Vec<Need<'_>> = if environments.is_empty() {
-            vec![Need::project(Permission::UpdateFeatureEnvironmentVariants, project)]
+            vec![Need::project(
+                Permission::UpdateFeatureEnvironmentVariants,
+                project,
+            )]
         } else {
             environments
                 .iter()
@@ -74,7 +77,10 @@ impl ToggleAdmin {
             }
         }
         let variants = if body.variants.is_null() {
-            problems.push(ErrorDetail::at("/variants", "variants is required: a list of variants"));
+            problems.push(ErrorDetail::at(
+                "/variants",
+                "variants is required: a list of variants",
+            ));
             None
         } else {
             match crate::variants::normalise_variants_at(&body.variants, "/variants") {

@@ -13,7 +13,11 @@ use utoipa_axum::routes;
 
 pub(crate) fn routes() -> OpenApiRouter<ToggleAdmin> {
     OpenApiRouter::new()
-        .routes(routes!(list_dependencies, add_dependency, delete_dependencies))
+        .routes(routes!(
+            list_dependencies,
+            add_dependency,
+            delete_dependencies
+        ))
         .routes(routes!(remove_dependency))
         .routes(routes!(possible_parents))
         .routes(routes!(parent_variants))

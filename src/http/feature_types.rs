@@ -59,6 +59,8 @@ async fn set_lifetime(
         .await?;
     let lifetime: FeatureTypeLifetime = body.object().await?;
     Ok(Json::ok(
-        admin.set_feature_type_lifetime(permit, &id, &lifetime).await?,
+        admin
+            .set_feature_type_lifetime(permit, &id, &lifetime)
+            .await?,
     ))
 }

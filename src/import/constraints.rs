@@ -199,7 +199,10 @@ fn check_operands(
                     matches!(op, Operator::In | Operator::NotIn) && !legal.is_empty();
                 for (i, v) in list.iter().enumerate() {
                     if v.is_empty() {
-                        issues.error(format!("{}[{i}]", member(path, "values")), "values must not be empty");
+                        issues.error(
+                            format!("{}[{i}]", member(path, "values")),
+                            "values must not be empty",
+                        );
                     } else if checks_legal && !legal.contains(&v.as_str()) {
                         issues.error(
                             format!("{}[{i}]", member(path, "values")),
