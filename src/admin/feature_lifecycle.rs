@@ -303,10 +303,15 @@ fn stages(
     let of_this = |e: &&Event| e.event.feature_name.as_deref() == Some(record.name.as_str());
     // A feature deleted and created again under the same name starts afresh, and so does a
     // revived one.
+    // Stores may keep event times to the microsecond only: an event of the same moment as
+    // the feature's creation must not fall before it.
+    let slack = chrono::Duration::milliseconds(1);
     let start = history
         .iter()
         .filter(of_this)
-        .filter(|e| e.event.event_type == REVIVED && e.event.created_at >= record.created_at)
+        .filter(|e| {
+            e.event.event_type == REVIVED && e.event.created_at >= record.created_at - slack
+        })
         .map(|e| e.event.created_at)
         .max()
         .unwrap_or(record.created_at);
@@ -320,9 +325,9 @@ fn stages(
     for event in history
         .iter()
         .filter(of_this)
-        .filter(|e| e.event.event_type == ENABLED && e.event.created_at >= start)
+        .filter(|e| e.event.event_type == ENABLED && e.event.created_at >= start - slack)
     {
-        let at = event.event.created_at;
+        let at = event.event.created_at.max(start);
         first_on = earliest(first_on, at);
         if event
             .event

@@ -68,14 +68,15 @@ impl ToggleAdmin {
             .admit(authority.into(), &[Need::root(Permission::UpdateFeature)])
             .await?;
         let tag = trimmed(tag);
-        let problems = tag_problems(std::slice::from_ref(&tag), "");
-        if !problems.is_empty() {
-            return Err(Error::validation("The tag is not valid.", problems));
-        }
         let tag = &tag;
         self.change("create_tag", permit, |tx| {
             Box::pin(async move {
-                require_types(tx.reader(), std::slice::from_ref(tag), "").await?;
+                let one = std::slice::from_ref(tag);
+                let mut problems = tag_problems(one, "");
+                problems.extend(type_problems(tx.reader(), one, "").await?);
+                if !problems.is_empty() {
+                    return Err(invalid_tags(problems));
+                }
                 if existing_tags(tx.reader(), Some(&tag.tag_type))
                     .await?
                     .contains(tag)
@@ -228,15 +229,20 @@ impl ToggleAdmin {
         changes: &TagChanges,
     ) -> Result<Vec<Tag>> {
         let permit = self.admit(authority.into(), &tag_needs(project)).await?;
-        let changes = checked_changes(changes, "")?;
-        let changes = &changes;
+        let (changes, problems) = checked_changes(changes, "");
+        let (changes, problems) = (&changes, &problems);
         self.change("update_feature_tags", permit, |tx| {
             Box::pin(async move {
                 let (_, current): (_, FeatureTagsRecord) = tx
                     .reader()
                     .feature_with(project, feature, feature_tags_key(feature))
                     .await?;
-                require_types(tx.reader(), &changes.added_tags, "/addedTags").await?;
+                let mut problems = problems.clone();
+                problems
+                    .extend(type_problems(tx.reader(), &changes.added_tags, "/addedTags").await?);
+                if !problems.is_empty() {
+                    return Err(invalid_tags(problems));
+                }
                 record_new_tags(tx, &changes.added_tags).await?;
                 retag(tx, project, feature, current, changes).await
             })
@@ -271,27 +277,16 @@ impl ToggleAdmin {
                 features.push((index, name));
             }
         }
-        let tag_changes = match checked_changes(&changes.tags, "/tags") {
-            Ok(checked) => Some(checked),
-            Err(error) => {
-                problems.extend(error.details().iter().cloned());
-                None
-            }
-        };
-        let Some(tag_changes) = tag_changes.filter(|_| problems.is_empty()) else {
-            return Err(Error::validation(
-                "Some features or tags are not valid; nothing was changed.",
-                problems,
-            ));
-        };
-        let (features, tag_changes) = (&features, &tag_changes);
+        let (tag_changes, tag_problems) = checked_changes(&changes.tags, "/tags");
+        problems.extend(tag_problems);
+        let (features, tag_changes, problems) = (&features, &tag_changes, &problems);
         self.change("update_project_tags", permit, |tx| {
             Box::pin(async move {
                 let [p] = tx.read(&[project_key(project)]).await?;
                 if p.is_none() {
                     return Err(super::records::project_not_found(project));
                 }
-                let mut problems = Vec::new();
+                let mut problems = problems.clone();
                 let mut found = Vec::new();
                 for (index, name) in features {
                     let keys = [feature_key(name), feature_tags_key(name)];
@@ -311,16 +306,11 @@ impl ToggleAdmin {
                         }
                     }
                 }
-                if let Err(error) =
-                    require_types(tx.reader(), &tag_changes.added_tags, "/tags/addedTags").await
-                {
-                    problems.extend(error.details().iter().cloned());
-                }
+                problems.extend(
+                    type_problems(tx.reader(), &tag_changes.added_tags, "/tags/addedTags").await?,
+                );
                 if !problems.is_empty() {
-                    return Err(Error::validation(
-                        "Some features or tags are not valid; nothing was changed.",
-                        problems,
-                    ));
+                    return Err(invalid_tags(problems));
                 }
                 record_new_tags(tx, &tag_changes.added_tags).await?;
                 for (name, current) in found {
@@ -367,17 +357,28 @@ fn tag_problems(tags: &[Tag], prefix: &str) -> Vec<ErrorDetail> {
     problems
 }
 
-/// `changes` with values trimmed, the added tags checked (paths under `prefix`).
-fn checked_changes(changes: &TagChanges, prefix: &str) -> Result<TagChanges> {
+/// `changes` with values trimmed, and the problems of the added tags (paths under
+/// `prefix`) that need no reading.
+fn checked_changes(changes: &TagChanges, prefix: &str) -> (TagChanges, Vec<ErrorDetail>) {
     let checked = TagChanges {
         added_tags: changes.added_tags.iter().map(trimmed).collect(),
         removed_tags: changes.removed_tags.iter().map(trimmed).collect(),
     };
     let problems = tag_problems(&checked.added_tags, &format!("{prefix}/addedTags"));
-    if problems.is_empty() {
-        Ok(checked)
-    } else {
-        Err(Error::validation("Some tags are not valid.", problems))
+    (checked, problems)
+}
+
+/// The 400 of tag changes: every problem listed; nothing changed.
+fn invalid_tags(problems: Vec<ErrorDetail>) -> Error {
+    match problems.as_slice() {
+        [one] => Error::validation(one.to_string(), problems),
+        _ => Error::validation(
+            format!(
+                "{} problems with the tags; nothing was changed.",
+                problems.len()
+            ),
+            problems,
+        ),
     }
 }
 
@@ -409,17 +410,19 @@ fn at_single_tag(error: Error, prefix: &str) -> Error {
     }
 }
 
-/// 400 unless every type of `tags` exists (`simple` always does), each named at
-/// `prefix/index/type`.
-async fn require_types(reader: Reader<'_>, tags: &[Tag], prefix: &str) -> Result<()> {
+/// The tags of `tags` whose type does not exist (`simple` always does), each named at
+/// `prefix/index/type`; a type whose name is not valid is named by [`tag_problems`] already.
+async fn type_problems(reader: Reader<'_>, tags: &[Tag], prefix: &str) -> Result<Vec<ErrorDetail>> {
     if tags.iter().all(|t| t.tag_type == SIMPLE_TAG_TYPE) {
-        return Ok(());
+        return Ok(Vec::new());
     }
     let (_, types) = reader.tag_type_map().await?;
-    let problems: Vec<ErrorDetail> = tags
+    Ok(tags
         .iter()
         .enumerate()
-        .filter(|(_, t)| !types.contains_key(&t.tag_type))
+        .filter(|(_, t)| {
+            tag_type_name_problem(&t.tag_type).is_none() && !types.contains_key(&t.tag_type)
+        })
         .map(|(index, t)| {
             let path = if prefix.is_empty() {
                 "type".to_owned()
@@ -428,12 +431,7 @@ async fn require_types(reader: Reader<'_>, tags: &[Tag], prefix: &str) -> Result
             };
             ErrorDetail::at(path, format!("Tag type \"{}\" does not exist.", t.tag_type))
         })
-        .collect();
-    match problems.as_slice() {
-        [] => Ok(()),
-        [one] => Err(Error::validation(one.to_string(), problems)),
-        _ => Err(Error::validation("Some tag types do not exist.", problems)),
-    }
+        .collect())
 }
 
 /// Record in `tx` each of `tags` that is not recorded on its own yet, with `tag-created`:

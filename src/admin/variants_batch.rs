@@ -91,11 +91,9 @@ impl ToggleAdmin {
                 }
             }
         };
-        let Some(variants) = variants.filter(|_| problems.is_empty()) else {
-            return Err(invalid(problems));
-        };
-        let list = crate::store::Json::of(&variants);
-        let (caller, environments, list, expected) = (&caller, &environments, &list, &variants);
+        let list = variants.as_ref().map(crate::store::Json::of);
+        let (caller, environments, problems) = (&caller, &environments, &problems);
+        let (list, expected) = (&list, &variants);
         self.change("set_variants_on_environments", permit, |tx| {
             Box::pin(async move {
                 let needs: Vec<Need<'_>> = environments
@@ -120,7 +118,7 @@ impl ToggleAdmin {
                         ),
                     ));
                 }
-                let mut problems = Vec::new();
+                let mut problems = problems.clone();
                 let mut targets: Vec<(&str, Target)> = Vec::new();
                 for (index, environment) in environments {
                     match read_target(tx.reader(), project, feature, environment).await {
@@ -132,6 +130,9 @@ impl ToggleAdmin {
                         Err(other) => return Err(other),
                     }
                 }
+                let (Some(list), Some(expected)) = (list, expected) else {
+                    return Err(invalid(problems));
+                };
                 if !problems.is_empty() {
                     return Err(invalid(problems));
                 }
@@ -157,7 +158,7 @@ impl ToggleAdmin {
         .await?;
         Ok(FeatureVariants {
             version: 1,
-            variants,
+            variants: variants.unwrap_or_default(),
         })
     }
 }
