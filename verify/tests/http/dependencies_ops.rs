@@ -258,3 +258,80 @@ on_every_store!(
     dependency_operations_on_a_file_store,
     dependency_operations_on_a_postgres_store
 );
+
+/// Malformed input on every route this change adds is a 4xx in the error body, never a 5xx,
+/// on any body and content type.
+#[tokio::test]
+async fn malformed_input_on_the_new_routes_is_never_a_server_error() {
+    let t = setup().await;
+    let routes = [
+        (Method::POST, "/api/admin/tags"),
+        (Method::PUT, "/api/admin/features/f/tags"),
+        (Method::PUT, "/api/admin/projects/p/tags"),
+        (Method::POST, "/api/admin/constraints/validate"),
+        (Method::PUT, "/api/admin/feature-types/release/lifetime"),
+        (Method::POST, "/api/admin/projects/p/features/f/link"),
+        (Method::PUT, "/api/admin/projects/p/features/f/link/x"),
+        (
+            Method::POST,
+            "/api/admin/projects/p/features/f/lifecycle/complete",
+        ),
+        (
+            Method::PUT,
+            "/api/admin/projects/p/features/f/variants-batch",
+        ),
+        (Method::PUT, "/api/admin/strategies/byTeam"),
+        (Method::DELETE, "/api/admin/tags/simple/%00x"),
+        (Method::GET, "/api/admin/segments/strategies/%ff"),
+    ];
+    let bodies: Vec<Vec<u8>> = [
+        &b""[..],
+        b"{}",
+        b"[]",
+        b"null",
+        b"\xff\xfe\x00",
+        br#"{"addedTags": "x", "removedTags": [null]}"#,
+        br#"{"addedTags": [{"type": "\u0000", "value": "\u0000\u0000"}], "removedTags": []}"#,
+        br#"{"features": [1, null, {}], "tags": []}"#,
+        br#"{"contextName": 5, "operator": ["IN"], "values": {"a": 1}, "value": []}"#,
+        br#"{"contextName": "userId", "operator": "NUM_GT", "value": 1e400}"#,
+        br#"{"lifetimeDays": 1e30}"#,
+        br#"{"lifetimeDays": -9223372036854775809}"#,
+        br#"{"url": "\u0000", "title": "\u0000"}"#,
+        br#"{"url": "https://exa\u0000mple.com"}"#,
+        br#"{"status": "kept", "statusValue": "\u0000"}"#,
+        br#"{"variants": [{"name": "a", "weight": 99999999999999999999}], "environments": ["\u0000"]}"#,
+        br#"{"variants": {}, "environments": [1]}"#,
+        br#"{"parameters": [{"name": "\u0000", "type": null}]}"#,
+        br#"[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]"#,
+    ]
+    .into_iter()
+    .map(<[u8]>::to_vec)
+    .collect();
+    for (method, path) in routes {
+        for body in &bodies {
+            for content_type in [None, Some("application/json")] {
+                let r = t
+                    .raw(
+                        method.clone(),
+                        path,
+                        Some(&t.secret),
+                        content_type,
+                        body.clone(),
+                    )
+                    .await;
+                assert!(
+                    !r.status.is_server_error(),
+                    "{method} {path} {content_type:?} {:?}: {} {}",
+                    String::from_utf8_lossy(body),
+                    r.status,
+                    r.text()
+                );
+                if !r.status.is_success() {
+                    let name = r.json()["name"].as_str().unwrap_or_default().to_owned();
+                    r.error(r.status, &name);
+                }
+            }
+        }
+    }
+}
