@@ -49,8 +49,15 @@ impl ToggleAdmin {
     /// The stages `feature` of `project` went through, in order, each with when it entered
     /// it (and, for `completed`, its status): `GET
     /// /api/admin/projects/{projectId}/features/{featureName}/lifecycle`. Any valid key may
-    /// read it; archived features too. See the [module docs](self) for how stages are
-    /// derived.
+    /// read it; archived features too.
+    ///
+    /// Only the completion is stored; the other stages are derived: `initial` when the
+    /// feature was created (or last revived: a revived feature starts again, as in Unleash),
+    /// `pre-live` when it was first turned on in any environment since, `live` when first
+    /// turned on in an environment of type `production` (Unleash waits for SDK metrics from
+    /// such an environment), `completed` while it is marked so, `archived` while archived.
+    /// "Turned on" is read from the `feature-environment-enabled` events; a stage, once
+    /// entered, stays (a feature turned off again is still `live`).
     pub async fn feature_lifecycle(
         &self,
         caller: &Caller,

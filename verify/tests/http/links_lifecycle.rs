@@ -428,9 +428,43 @@ async fn lifecycle(t: &Setup) {
     assert_eq!(count(t).await["initial"], 2);
 }
 
+/// Deleting a feature for good deletes its links and lifecycle: a feature created again
+/// under its name starts with neither.
+async fn deleted_for_good(t: &Setup) {
+    assert_eq!(links(t).await.len(), 1);
+    send(
+        t,
+        Method::POST,
+        &format!("{FEATURE}/lifecycle/complete"),
+        Some(json!({"status": "discarded"})),
+        StatusCode::OK,
+    )
+    .await;
+    send(t, Method::DELETE, FEATURE, None, StatusCode::ACCEPTED).await;
+    send(
+        t,
+        Method::DELETE,
+        "/api/admin/archive/f",
+        None,
+        StatusCode::OK,
+    )
+    .await;
+    send(
+        t,
+        Method::POST,
+        "/api/admin/projects/p/features",
+        Some(json!({"name": "f"})),
+        StatusCode::CREATED,
+    )
+    .await;
+    assert_eq!(links(t).await, Vec::<Value>::new());
+    assert_eq!(stages(t, FEATURE).await, ["initial"]);
+}
+
 async fn links_and_lifecycle(t: &Setup) {
     feature_links(t).await;
     lifecycle(t).await;
+    deleted_for_good(t).await;
 }
 
 on_every_store!(
