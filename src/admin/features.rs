@@ -205,6 +205,16 @@ impl ToggleAdmin {
             .unwrap_or_default()
             .into_iter()
             .find(|e| e.name == environment)
+            .map(|mut e| {
+                // Alone, a feature environment is named for its feature, and so is each
+                // strategy, as in Unleash.
+                e.name = name.to_owned();
+                e.environment = Some(environment.to_owned());
+                for strategy in e.strategies.iter_mut().flatten() {
+                    strategy.feature_name = Some(name.to_owned());
+                }
+                e
+            })
             .ok_or_else(|| super::records::environment_not_found(environment))
     }
 

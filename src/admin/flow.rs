@@ -68,6 +68,11 @@ impl<'s> Tx<'s> {
         }
     }
 
+    /// Who the change is by, as its events name them.
+    pub(crate) fn actor(&self) -> &str {
+        &self.actor
+    }
+
     /// A reader whose every read becomes a precondition of this transaction's commit.
     pub(crate) fn reader(&self) -> Reader<'_> {
         Reader::Tracked(&self.tracked)

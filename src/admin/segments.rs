@@ -47,6 +47,7 @@ impl ToggleAdmin {
                     project: segment.project.clone(),
                     constraints,
                     created_at: Some(chrono::Utc::now()),
+                    created_by: Some(tx.actor().to_owned()),
                 };
                 let key = segment_key(created.id);
                 let value = encode(&key, &created)?;
@@ -132,6 +133,7 @@ impl ToggleAdmin {
                     project: segment.project.clone(),
                     constraints,
                     created_at: current.created_at,
+                    created_by: current.created_by.clone(),
                 };
                 if updated == current {
                     return Ok(());

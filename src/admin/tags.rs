@@ -256,7 +256,8 @@ impl ToggleAdmin {
     ///
     /// All or nothing: a feature that is not in the project (Unleash skips it silently) and
     /// every invalid tag are named in one 400 with their paths (`/features/2`,
-    /// `/tags/addedTags/0/value`); a missing project is a 404. The events are those of
+    /// `/tags/addedTags/0/value`), a 404 when every problem is such a feature (as the other
+    /// bulk operations answer); a missing project is a 404. The events are those of
     /// [`update_feature_tags`](Self::update_feature_tags), per feature.
     pub async fn update_project_tags<'a>(
         &self,
@@ -288,6 +289,7 @@ impl ToggleAdmin {
                 }
                 let mut problems = problems.clone();
                 let mut found = Vec::new();
+                let mut missing = 0;
                 for (index, name) in features {
                     let keys = [feature_key(name), feature_tags_key(name)];
                     let [flag, tags] = tx.read(&keys).await?;
@@ -299,6 +301,7 @@ impl ToggleAdmin {
                                 .unwrap_or_default(),
                         )),
                         Err(error) => {
+                            missing += 1;
                             problems.push(ErrorDetail::at(
                                 format!("/features/{index}"),
                                 error.to_string(),
@@ -309,6 +312,9 @@ impl ToggleAdmin {
                 problems.extend(
                     type_problems(tx.reader(), &tag_changes.added_tags, "/tags/addedTags").await?,
                 );
+                if missing > 0 {
+                    return Err(super::records::bulk_refusal(problems, missing));
+                }
                 if !problems.is_empty() {
                     return Err(invalid_tags(problems));
                 }

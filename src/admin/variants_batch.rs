@@ -123,7 +123,7 @@ impl ToggleAdmin {
                 for (index, environment) in environments {
                     match read_target(tx.reader(), project, feature, environment).await {
                         Ok(target) => targets.push((*environment, target)),
-                        Err(Error::NotFound { message }) => problems.push(ErrorDetail::at(
+                        Err(Error::NotFound { message, .. }) => problems.push(ErrorDetail::at(
                             format!("/environments/{index}"),
                             message,
                         )),

@@ -52,6 +52,7 @@ mod hostile;
 mod import;
 mod keys;
 mod links_lifecycle;
+mod malformed_bodies;
 mod ofrep;
 mod ofrep_push;
 mod ofrep_rust;

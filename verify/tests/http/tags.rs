@@ -281,6 +281,17 @@ async fn tag_changes(t: &Setup) {
     );
     assert_eq!(feature_tags(t, "f").await, ["simple:bulk-1"]);
     assert_eq!(events(t, "").await.len(), before);
+    // Only features that are not there: a 404 naming them, as the other bulk operations.
+    let r = t
+        .call(
+            Method::PUT,
+            "/api/admin/projects/p/tags",
+            Some(&json!({"features": ["g", "nope"], "tags": {"addedTags": [{"type": "simple", "value": "zz-1"}], "removedTags": []}})),
+        )
+        .await;
+    r.error(StatusCode::NOT_FOUND, "NotFoundError");
+    assert_eq!(detail_paths(&r), ["/features/0", "/features/1"]);
+    assert_eq!(events(t, "").await.len(), before);
     t.call(
         Method::PUT,
         "/api/admin/projects/nope/tags",
