@@ -223,11 +223,6 @@ async fn constraints(t: &Setup) {
             "contextName",
         ),
         (
-            json!({"contextName": "nope", "operator": "IN", "values": ["1"]}),
-            "contextName",
-            "nope",
-        ),
-        (
             json!({"contextName": "userId", "operator": "IN", "values": ["1"], "inverted": "yes"}),
             "inverted",
             "boolean",
@@ -241,6 +236,27 @@ async fn constraints(t: &Setup) {
             "{invalid}: {body}"
         );
     }
+    // A context field that does not exist: a 404 naming it, before the operands are looked
+    // at, as Unleash; with a shape problem too, one of the problems of a 400.
+    for missing in [
+        json!({"contextName": "nope", "operator": "IN", "values": ["1"]}),
+        json!({"contextName": "nope", "operator": "NUM_GT", "value": "many"}),
+    ] {
+        let body = validate(t, missing.clone())
+            .await
+            .error(StatusCode::NOT_FOUND, "NotFoundError");
+        assert_eq!(
+            body["message"], "Could not find Context field with name nope",
+            "{missing}"
+        );
+    }
+    let r = validate(
+        t,
+        json!({"contextName": "nope", "operator": "NOPE", "values": ["1"]}),
+    )
+    .await;
+    r.error(StatusCode::BAD_REQUEST, "ValidationError");
+    assert_eq!(detail_paths(&r), ["operator", "contextName"]);
     // Legal values of the context field.
     let r = t
         .call(
