@@ -12,6 +12,7 @@ mod catalog;
 mod client;
 mod client_metrics;
 mod client_scope;
+mod constraints;
 mod context;
 mod delta;
 mod dependencies;
@@ -22,8 +23,11 @@ mod export;
 mod feature_archive;
 mod feature_edits;
 mod feature_environments;
+mod feature_lifecycle;
+mod feature_links;
 mod feature_list;
 mod feature_search;
+mod feature_types;
 mod features;
 mod flow;
 #[cfg(feature = "frontend")]
@@ -49,6 +53,7 @@ mod users;
 mod variant_records;
 mod variant_writers;
 mod variants;
+mod variants_batch;
 mod views;
 
 use std::sync::Arc;

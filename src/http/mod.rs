@@ -139,6 +139,7 @@ mod access;
 mod applications;
 mod catalog;
 mod client;
+mod constraints;
 mod context;
 mod delta;
 mod dependencies;
@@ -150,7 +151,10 @@ mod export;
 mod extract;
 mod feature_archive;
 mod feature_environments;
+mod feature_lifecycle;
+mod feature_links;
 mod feature_search;
+mod feature_types;
 mod features;
 mod frontend;
 mod import;
@@ -331,6 +335,10 @@ fn api(frontend_origins: &[String]) -> OpenApiRouter<ToggleAdmin> {
         feature_environments::routes(),
         dependencies::routes(),
         tags::routes(),
+        constraints::routes(),
+        feature_types::routes(),
+        feature_links::routes(),
+        feature_lifecycle::routes(),
         client::routes(),
         delta::routes(),
         streaming::routes(),

@@ -519,7 +519,6 @@ async fn the_feature_v2_resource_tags() {
 /// `unleash_feature_v2`'s tags at update: the added and removed ones in one `PUT …/tags`,
 /// whose answer the provider decodes, then read.
 #[tokio::test]
-#[ignore = "needs tags routes"]
 async fn the_feature_v2_resource_tag_update() {
     let t = setup().await;
     let p = Provider { t: &t };
@@ -587,7 +586,6 @@ async fn the_data_sources() {
 
 /// `unleash_feature_type`'s data source reads every type and picks one by id.
 #[tokio::test]
-#[ignore = "needs the feature-types route"]
 async fn the_feature_type_data_source() {
     let t = setup().await;
     let p = Provider { t: &t };
