@@ -1,5 +1,5 @@
-//! The catalogue features draw on: strategy definitions (create, read, list, delete,
-//! deprecate, reactivate) and tag types (create, read, list, update, delete, validate).
+//! The catalogue features draw on: strategy definitions (create, read, list, update,
+//! delete, deprecate, reactivate) and tag types (create, read, list, update, delete, validate).
 
 use super::records::in_use;
 use super::records::{
@@ -10,14 +10,17 @@ use crate::auth::Caller;
 use crate::error::{Error, ErrorDetail, Result};
 use crate::import::{builtin_strategy_definitions, is_builtin_strategy};
 use crate::model::Permission;
-use crate::model::{ContextField, StrategyDefinition, TagType, TagTypeUpdate};
+use crate::model::{
+    ContextField, StrategyDefinition, StrategyDefinitionUpdate, TagType, TagTypeUpdate,
+};
 use crate::names::{MAX_NAME, display_name_problem, name_problem};
 use crate::store::{Collection, Json, Key};
 
 impl ToggleAdmin {
     /// Create a custom strategy definition. Needs `CREATE_STRATEGY`. The name must be 1–100
     /// URL-friendly characters and not taken (built-ins included) → [`Error::NameExists`];
-    /// parameter names must be unique. Stored as `editable`.
+    /// parameter names must be unique, their types Unleash's (`string`, `percentage`,
+    /// `list`, `number`, `boolean`). Stored as `editable`.
     pub async fn create_strategy_definition(
         &self,
         caller: &Caller,
@@ -29,19 +32,7 @@ impl ToggleAdmin {
         if let Some(problem) = name_problem(&definition.name, 100) {
             return Err(Error::invalid_at("name", problem));
         }
-        for (i, parameter) in definition.parameters.iter().enumerate() {
-            if parameter.name.is_empty()
-                || display_name_problem(&parameter.name, MAX_NAME).is_some()
-                || definition.parameters[..i]
-                    .iter()
-                    .any(|p| p.name == parameter.name)
-            {
-                return Err(Error::invalid_at(
-                    format!("parameters[{i}].name"),
-                    "parameter names must be non-empty, unique, at most 255 characters and free of control characters",
-                ));
-            }
-        }
+        parameter_problems(&definition.parameters)?;
         let taken = || {
             Error::name_exists(format!(
                 "A strategy named \"{}\" already exists.",
@@ -154,6 +145,67 @@ impl ToggleAdmin {
                     None,
                 );
                 Ok(())
+            })
+        })
+        .await
+    }
+
+    /// Replace the display name, description and parameters of the custom strategy
+    /// definition `name`: `PUT /api/admin/strategies/{name}`. Needs `CREATE_STRATEGY`
+    /// (Unleash's `UPDATE_STRATEGY`). Returns the definition as it is now.
+    ///
+    /// A built-in is refused with a 400 naming it (Unleash 6.10.1 answers 500, `Cannot edit
+    /// strategy`); an unknown name is a 404; a `name` in the body other than `name` is a
+    /// 400 (Unleash ignores it). The parameters follow the rules of
+    /// [`create_strategy_definition`](Self::create_strategy_definition). Strategies already
+    /// using the definition keep their parameters, as in Unleash. Event `strategy-updated`
+    /// with the definition before and after; an update that changes nothing writes nothing.
+    pub async fn update_strategy_definition<'a>(
+        &self,
+        authority: impl Into<super::Authority<'a>>,
+        name: &str,
+        update: &StrategyDefinitionUpdate,
+    ) -> Result<StrategyDefinition> {
+        let permit = self
+            .admit(authority.into(), &[Need::root(Permission::CreateStrategy)])
+            .await?;
+        if is_builtin_strategy(name) {
+            return Err(Error::invalid_at(
+                "name",
+                format!("\"{name}\" is a built-in strategy and cannot be changed"),
+            ));
+        }
+        if let Some(other) = update.name.as_deref().filter(|n| *n != name) {
+            return Err(Error::invalid_at(
+                "name",
+                format!("the strategy \"{name}\" cannot be renamed to \"{other}\""),
+            ));
+        }
+        parameter_problems(&update.parameters)?;
+        self.change("update_strategy_definition", permit, |tx| {
+            Box::pin(async move {
+                let key = strategy_definition_key(name);
+                let current: StrategyDefinition = decode_opt(&key, tx.get(&key).await?.as_ref())?
+                    .ok_or_else(|| strategy_not_found(name))?;
+                let updated = StrategyDefinition {
+                    display_name: update.display_name.clone(),
+                    description: update.description.clone(),
+                    parameters: update.parameters.clone(),
+                    ..current.clone()
+                };
+                if updated == current {
+                    return Ok(updated);
+                }
+                let value = encode(&key, &updated)?;
+                tx.put(key.clone(), value.clone()).record(
+                    "strategy-updated",
+                    None,
+                    None,
+                    None,
+                    Some(encode(&key, &current)?),
+                    Some(value),
+                );
+                Ok(updated)
             })
         })
         .await
@@ -321,7 +373,8 @@ impl ToggleAdmin {
     /// Delete the tag type `name`. Needs `CREATE_TAG_TYPE` (which holds Unleash's
     /// `DELETE_TAG_TYPE` here). `simple` is refused (400). While a flag has a tag of the
     /// type, refused with [`Error::InUse`] (409 `ConflictError`) naming the flags, where
-    /// Unleash 6.10.1 silently untags them. Event `tag-type-deleted`.
+    /// Unleash 6.10.1 silently untags them. The type's tags (on no flag) are deleted with it,
+    /// a `tag-deleted` event each. Event `tag-type-deleted`.
     pub async fn delete_tag_type(&self, caller: &Caller, name: &str) -> Result<()> {
         let permit = self
             .permit(caller, &[Need::root(Permission::CreateTagType)])
@@ -355,6 +408,20 @@ impl ToggleAdmin {
                             .map(|f| ErrorDetail::general(format!("flag {f} has a tag of this type")))
                             .collect(),
                     });
+                }
+                // Its tags on no flag go with it (Unleash's database drops them too).
+                let tags = tx
+                    .list(Collection::Tags, &format!("{name}{}", super::records::SEP))
+                    .await?;
+                for (id, record) in &tags.records {
+                    tx.delete(Key::new(Collection::Tags, id.clone())).record(
+                        "tag-deleted",
+                        None,
+                        None,
+                        None,
+                        Some(record.value.clone()),
+                        None,
+                    );
                 }
                 tx.delete(key.clone()).record(
                     "tag-type-deleted",
@@ -438,6 +505,44 @@ pub(crate) fn tag_type_view(record: &TagTypeRecord) -> TagType {
         icon: Some(record.icon.clone()),
         color: Some(record.color.clone()),
         ..TagType::default()
+    }
+}
+
+/// The parameter types Unleash knows.
+const PARAMETER_TYPES: [&str; 5] = ["string", "percentage", "list", "number", "boolean"];
+
+/// 400 naming every parameter whose name is empty, repeated, too long or has control
+/// characters, or whose type is not one of Unleash's.
+fn parameter_problems(parameters: &[crate::model::StrategyParameter]) -> Result<()> {
+    let mut problems = Vec::new();
+    for (i, parameter) in parameters.iter().enumerate() {
+        if parameter.name.is_empty()
+            || display_name_problem(&parameter.name, MAX_NAME).is_some()
+            || parameters.iter().take(i).any(|p| p.name == parameter.name)
+        {
+            problems.push(ErrorDetail::at(
+                format!("parameters[{i}].name"),
+                "parameter names must be non-empty, unique, at most 255 characters and free of control characters",
+            ));
+        }
+        if !PARAMETER_TYPES.contains(&parameter.parameter_type.as_str()) {
+            problems.push(ErrorDetail::at(
+                format!("parameters[{i}].type"),
+                format!(
+                    "\"{}\" is not a parameter type; use one of {}",
+                    parameter.parameter_type,
+                    PARAMETER_TYPES.join(", ")
+                ),
+            ));
+        }
+    }
+    match problems.as_slice() {
+        [] => Ok(()),
+        [one] => Err(Error::validation(one.to_string(), problems)),
+        _ => Err(Error::validation(
+            "Some parameters are not valid.",
+            problems,
+        )),
     }
 }
 

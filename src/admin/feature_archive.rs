@@ -8,8 +8,8 @@ use chrono::Utc;
 use super::flow::Tx;
 use super::records::{
     FeatureDependenciesRecord, FeatureRecord, SEP, decode, decode_opt, encode,
-    feature_dependencies_key, feature_key, feature_not_found, feature_tags_key, project_key,
-    project_not_found,
+    feature_attachment_keys, feature_dependencies_key, feature_key, feature_lifecycle_key,
+    feature_not_found, project_key, project_not_found,
 };
 use super::{Need, ToggleAdmin};
 use crate::auth::Caller;
@@ -126,8 +126,8 @@ async fn batch_records(
     }
 }
 
-/// Delete `record` for good in `tx`: the feature, its environments, tags and parent
-/// dependencies, with `feature-deleted`.
+/// Delete `record` for good in `tx`: the feature, its environments, tags, parent
+/// dependencies, links and lifecycle, with `feature-deleted`.
 async fn delete_in(tx: &mut Tx<'_>, project: &str, record: &FeatureRecord) -> Result<()> {
     let name = &record.name;
     let fkey = feature_key(name);
@@ -137,7 +137,7 @@ async fn delete_in(tx: &mut Tx<'_>, project: &str, record: &FeatureRecord) -> Re
     for (id, _) in &environments.records {
         tx.delete(Key::new(Collection::FeatureEnvironments, id.clone()));
     }
-    for key in [feature_tags_key(name), feature_dependencies_key(name)] {
+    for key in feature_attachment_keys(name) {
         if tx.get(&key).await?.is_some() {
             tx.delete(key);
         }
@@ -153,7 +153,8 @@ async fn delete_in(tx: &mut Tx<'_>, project: &str, record: &FeatureRecord) -> Re
     Ok(())
 }
 
-/// Revive `record` in `tx`: not archived, off in every environment, `feature-revived`.
+/// Revive `record` in `tx`: not archived, off in every environment, `feature-revived`; its
+/// lifecycle starts again (its completion is forgotten, as Unleash forgets every stage).
 async fn revive_in(tx: &mut Tx<'_>, project: &str, record: &FeatureRecord) -> Result<()> {
     let name = &record.name;
     let fkey = feature_key(name);
@@ -170,6 +171,10 @@ async fn revive_in(tx: &mut Tx<'_>, project: &str, record: &FeatureRecord) -> Re
         None,
         None,
     );
+    let lifecycle = feature_lifecycle_key(name);
+    if tx.get(&lifecycle).await?.is_some() {
+        tx.delete(lifecycle);
+    }
     let environments = tx
         .list(Collection::FeatureEnvironments, &format!("{name}{SEP}"))
         .await?;

@@ -4,7 +4,7 @@
 use std::collections::BTreeMap;
 
 use super::ToggleAdmin;
-use super::features::{FeatureLinks, feature_view};
+use super::features::{FeatureRelations, feature_view};
 use super::reader::Reader;
 use super::records::{FeatureEnvironmentRecord, FeatureRecord, FeatureTagsRecord, SEP, decode};
 use crate::auth::Caller;
@@ -273,10 +273,11 @@ impl ToggleAdmin {
                 )?;
                 environments.push((env.to_owned(), fe));
             }
-            let links = FeatureLinks {
+            let links = FeatureRelations {
                 environments: &catalog,
                 parents: Vec::new(),
                 children: Vec::new(),
+                links: Vec::new(),
             };
             let mut view = feature_view(record, project, &environments, Some(links));
             view.tags = Some(Some(tags_of.get(&record.name).cloned().unwrap_or_default()));

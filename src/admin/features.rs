@@ -6,8 +6,8 @@ use chrono::Utc;
 
 use super::reader::Reader;
 use super::records::{
-    FeatureDependenciesRecord, FeatureEnvironmentRecord, FeatureRecord, SEP, decode, decode_opt,
-    encode, feature_key, project_key,
+    FeatureDependenciesRecord, FeatureEnvironmentRecord, FeatureLinksRecord, FeatureRecord, SEP,
+    decode, decode_opt, encode, feature_key, feature_links_key, project_key,
 };
 use super::records::{feature_not_found, project_not_found};
 use super::{Need, ToggleAdmin};
@@ -17,7 +17,8 @@ use crate::model::ArchivedFeatures;
 use crate::model::NewFeature;
 use crate::model::Permission;
 use crate::model::{
-    Environment, Feature, FeatureEnvironment, FeatureStrategy, ParentDependency, Project,
+    Environment, Feature, FeatureEnvironment, FeatureLink, FeatureStrategy, ParentDependency,
+    Project,
 };
 use crate::names::name_problem;
 use crate::store::Collection;
@@ -82,12 +83,21 @@ impl ToggleAdmin {
                 children.push(id.clone());
             }
         }
-        let links = FeatureLinks {
+        let lkey = feature_links_key(name);
+        let [links] = reader.read(std::array::from_ref(&lkey)).await?;
+        let links: FeatureLinksRecord = decode_opt(&lkey, links.as_ref())?.unwrap_or_default();
+        let relations = FeatureRelations {
             environments: &catalog,
             parents,
             children,
+            links: links.links,
         };
-        Ok(feature_view(&record, &current, &environments, Some(links)))
+        Ok(feature_view(
+            &record,
+            &current,
+            &environments,
+            Some(relations),
+        ))
     }
 
     /// The features of `project` that are not archived, by name, each in Unleash's
@@ -125,6 +135,12 @@ impl ToggleAdmin {
             let record: FeatureDependenciesRecord = decode(&key, &stored.value)?;
             parents_of.insert(id.clone(), record.parents);
         }
+        let mut links_of: std::collections::BTreeMap<String, Vec<FeatureLink>> =
+            std::collections::BTreeMap::new();
+        for (id, stored) in &reader.list(Collection::FeatureLinks, "").await?.records {
+            let record: FeatureLinksRecord = decode(&feature_links_key(id), &stored.value)?;
+            links_of.insert(id.clone(), record.links);
+        }
         let mut views = Vec::with_capacity(features.len());
         for record in &features {
             let listing = reader
@@ -147,12 +163,18 @@ impl ToggleAdmin {
                 .filter(|(_, parents)| parents.iter().any(|p| p.feature == record.name))
                 .map(|(child, _)| child.clone())
                 .collect();
-            let links = FeatureLinks {
+            let relations = FeatureRelations {
                 environments: &catalog,
                 parents: parents_of.get(&record.name).cloned().unwrap_or_default(),
                 children,
+                links: links_of.remove(&record.name).unwrap_or_default(),
             };
-            views.push(feature_view(record, &current, &environments, Some(links)));
+            views.push(feature_view(
+                record,
+                &current,
+                &environments,
+                Some(relations),
+            ));
         }
         Ok(crate::model::ProjectFeatures {
             version: 2,
@@ -227,6 +249,11 @@ impl ToggleAdmin {
     /// features included) → [`Error::NameExists`], and match the
     /// project's naming pattern; the project's feature limit counts its features that are
     /// not archived. The feature starts disabled in every environment of its project.
+    ///
+    /// The body may carry what the Terraform provider sends with it: `project` (must be
+    /// `project`), `archived` (only `false`), `stale` (taken), `environments` and
+    /// `variants` (only `null` or `[]`); anything else there → [`Error::Validation`] naming
+    /// the field.
     pub async fn create_feature(
         &self,
         caller: &Caller,
@@ -239,6 +266,7 @@ impl ToggleAdmin {
         if let Some(problem) = name_problem(&feature.name, 100) {
             return Err(Error::invalid_at("name", problem));
         }
+        creation_problems(project, feature)?;
         let user = self.acting_user(caller).await?;
         let user = &user;
         self.change("create_feature", permit, |tx| {
@@ -296,7 +324,7 @@ impl ToggleAdmin {
                         .unwrap_or_else(|| "release".to_owned()),
                     description: feature.description.clone(),
                     impression_data: feature.impression_data.unwrap_or(false),
-                    stale: false,
+                    stale: feature.stale.unwrap_or(false),
                     archived: false,
                     archived_at: None,
                     created_at: Utc::now(),
@@ -317,10 +345,11 @@ impl ToggleAdmin {
                     .reader()
                     .list_decoded::<Environment>(Collection::Environments)
                     .await?;
-                let links = FeatureLinks {
+                let links = FeatureRelations {
                     environments: &catalog,
                     parents: Vec::new(),
                     children: Vec::new(),
+                    links: Vec::new(),
                 };
                 Ok(feature_view(&record, &current, &[], Some(links)))
             })
@@ -342,22 +371,61 @@ impl ToggleAdmin {
 }
 
 /// What a feature's wire view shows beyond its own records: the environments' types and
-/// sort orders, its parents and its children.
-pub(crate) struct FeatureLinks<'a> {
+/// sort orders, its parents, its children and its links.
+pub(crate) struct FeatureRelations<'a> {
     pub environments: &'a [Environment],
     pub parents: Vec<ParentDependency>,
     pub children: Vec<String>,
+    pub links: Vec<FeatureLink>,
 }
 
 /// The wire view of a stored feature (Unleash's `featureSchema`): every environment of its
 /// project in the environments' sort order, with its type, its strategies (in their sort
 /// order, every field) and variants, and the default (disabled, nothing configured) where
 /// nothing is stored.
+/// What a creation body may not say: another project, `archived: true`, environments or
+/// variants (they are set through their own routes).
+fn creation_problems(project: &str, feature: &NewFeature) -> Result<()> {
+    let mut problems = Vec::new();
+    if let Some(named) = &feature.project
+        && named != project
+    {
+        problems.push(crate::error::ErrorDetail::at(
+            "/project",
+            format!("the project \"{named}\" is not the one of the path (\"{project}\")"),
+        ));
+    }
+    if feature.archived == Some(true) {
+        problems.push(crate::error::ErrorDetail::at(
+            "/archived",
+            "a feature cannot be created archived",
+        ));
+    }
+    for (path, value) in [
+        ("/environments", &feature.environments),
+        ("/variants", &feature.variants),
+    ] {
+        match value {
+            None | Some(serde_json::Value::Null) => {}
+            Some(serde_json::Value::Array(items)) if items.is_empty() => {}
+            Some(_) => problems.push(crate::error::ErrorDetail::at(
+                path,
+                "only null or [] is accepted here; set environments and variants through their own routes",
+            )),
+        }
+    }
+    if problems.is_empty() {
+        Ok(())
+    } else {
+        Err(Error::validation("The feature is not valid.", problems))
+    }
+}
+
 pub(crate) fn feature_view(
     record: &FeatureRecord,
     project: &Project,
     stored: &[(String, FeatureEnvironmentRecord)],
-    links: Option<FeatureLinks<'_>>,
+    links: Option<FeatureRelations<'_>>,
 ) -> Feature {
     let default = FeatureEnvironmentRecord::default();
     let catalog: &[Environment] = links.as_ref().map_or(&[], |l| l.environments);
@@ -419,9 +487,11 @@ pub(crate) fn feature_view(
         .iter()
         .find_map(|e| e.variants.clone().filter(|v| !v.is_empty()))
         .unwrap_or_default();
-    let (parents, children) = links.map_or((Vec::new(), Vec::new()), |l| (l.parents, l.children));
+    let (parents, children, links) = links.map_or((Vec::new(), Vec::new(), Vec::new()), |l| {
+        (l.parents, l.children, l.links)
+    });
     let mut extra = serde_json::Map::new();
-    extra.insert("links".to_owned(), serde_json::Value::Array(Vec::new()));
+    extra.insert("links".to_owned(), serde_json::json!(links));
     if let Some(user) = &record.created_by {
         extra.insert("createdBy".to_owned(), serde_json::json!(user));
     }

@@ -13,6 +13,7 @@ mod catalog;
 mod client;
 mod client_metrics;
 mod client_scope;
+mod constraints;
 mod context;
 mod delta;
 mod dependencies;
@@ -23,8 +24,11 @@ mod export;
 mod feature_archive;
 mod feature_edits;
 mod feature_environments;
+mod feature_lifecycle;
+mod feature_links;
 mod feature_list;
 mod feature_search;
+mod feature_types;
 mod features;
 mod flow;
 #[cfg(feature = "frontend")]
@@ -33,9 +37,14 @@ mod import;
 mod key_expiry;
 mod key_requests;
 mod keys;
+mod maintenance;
 #[cfg(feature = "frontend")]
 mod ofrep;
 mod permit;
+#[cfg(feature = "frontend")]
+mod playground;
+#[cfg(feature = "frontend")]
+mod playground_explain;
 mod profile;
 mod project_environments;
 mod project_keys;
@@ -53,6 +62,7 @@ mod users;
 mod variant_records;
 mod variant_writers;
 mod variants;
+mod variants_batch;
 mod views;
 
 use std::sync::Arc;
@@ -74,6 +84,8 @@ pub use ofrep::{
     DEFAULT_OFREP_APPLICATION, OfrepAnswer, OfrepStream, STREAM_TOKEN_WINDOW_SECS, ofrep_context,
 };
 pub use permit::{Authority, Need, Permit};
+#[cfg(feature = "frontend")]
+pub use playground::MAX_PLAYGROUND_EVALUATIONS;
 pub use profile::MAX_PERSONAL_KEYS;
 pub use streaming::ClientStream;
 
@@ -94,6 +106,9 @@ pub struct ToggleAdmin {
     writers: Arc<variant_writers::VariantWriters>,
     /// The client API's caches and buffers (see `client.rs`).
     client: Arc<client::ClientState>,
+    /// What this instance last learnt of maintenance mode, a guess each commit checks (see
+    /// `maintenance.rs`).
+    maintenance_seen: Arc<maintenance::MaintenanceSeen>,
 }
 
 impl ToggleAdmin {
@@ -109,6 +124,7 @@ impl ToggleAdmin {
             locks: Arc::new(views::DecisionLocks::new()),
             writers: Arc::new(variant_writers::VariantWriters::default()),
             client: Arc::new(client::ClientState::default()),
+            maintenance_seen: Arc::new(maintenance::MaintenanceSeen::default()),
         }
     }
 

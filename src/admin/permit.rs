@@ -250,6 +250,14 @@ impl ToggleAdmin {
         })
     }
 
+    /// Admit `caller` to change features of `project` (`UPDATE_FEATURE` there), before a
+    /// body is read: what changing a feature's tags, links and lifecycle needs. The
+    /// operations of those take the permit.
+    pub async fn permit_feature_update(&self, caller: &Caller, project: &str) -> Result<Permit> {
+        self.permit(caller, &[Need::project(Permission::UpdateFeature, project)])
+            .await
+    }
+
     /// The permit for an operation needing `needs`, from `authority`: its permit when it was
     /// made for them, else a fresh decision for its caller.
     pub(crate) async fn admit(

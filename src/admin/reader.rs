@@ -10,6 +10,7 @@ use super::ToggleAdmin;
 use super::catalog::{context_field_view, tag_type_view};
 use super::records::{ContextFieldRecord, TagTypeRecord, decode};
 use super::records::{FeatureEnvironmentRecord, FeatureRecord, SEP};
+use super::records::{check_feature, decode_opt, feature_key, project_key};
 use crate::error::{Error, Result};
 use crate::import::{builtin_context_fields, builtin_strategy_definitions, builtin_tag_types};
 use crate::model::{
@@ -197,6 +198,31 @@ impl Reader<'_> {
             ))
         });
         Ok(out)
+    }
+
+    /// The feature `feature` of `project`, with the record at `key` that belongs to it (its
+    /// tags, its links), empty when there is none; 404 unless the project exists and the
+    /// feature is in it.
+    pub(crate) async fn feature_with<R: DeserializeOwned + Default>(
+        &self,
+        project: &str,
+        feature: &str,
+        key: Key,
+    ) -> Result<(FeatureRecord, R)> {
+        let fkey = feature_key(feature);
+        let [p, f, record] = self
+            .read(&[project_key(project), fkey.clone(), key.clone()])
+            .await?;
+        let found = check_feature(
+            project,
+            feature,
+            p.is_some(),
+            decode_opt(&fkey, f.as_ref())?,
+        )?;
+        Ok((
+            found,
+            decode_opt::<R>(&key, record.as_ref())?.unwrap_or_default(),
+        ))
     }
 
     /// Every segment, by id.

@@ -241,6 +241,34 @@ pub(crate) fn feature_dependencies_key(feature: &str) -> Key {
     Key::new(Collection::FeatureDependencies, feature)
 }
 
+/// A tag that exists on its own: `type\u{1f}value` (a tag value has no control character,
+/// so the id is unambiguous, and the tags of one type share the prefix `type\u{1f}`).
+pub(crate) fn tag_key(tag_type: &str, value: &str) -> Key {
+    Key::new(Collection::Tags, format!("{tag_type}{SEP}{value}"))
+}
+
+pub(crate) fn feature_links_key(feature: &str) -> Key {
+    Key::new(Collection::FeatureLinks, feature)
+}
+
+pub(crate) fn feature_lifecycle_key(feature: &str) -> Key {
+    Key::new(Collection::FeatureLifecycles, feature)
+}
+
+pub(crate) fn feature_type_key(id: &str) -> Key {
+    Key::new(Collection::FeatureTypes, id)
+}
+
+/// The records that belong to one feature alone, keyed by its name: deleted with it.
+pub(crate) fn feature_attachment_keys(feature: &str) -> [Key; 4] {
+    [
+        feature_tags_key(feature),
+        feature_dependencies_key(feature),
+        feature_links_key(feature),
+        feature_lifecycle_key(feature),
+    ]
+}
+
 /// A counter of [`Collection::Sequences`]: the last id handed out.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
 pub(crate) struct SequenceRecord {
@@ -279,6 +307,30 @@ pub(crate) struct TagTypeRecord {
 #[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
 pub(crate) struct FeatureTagsRecord {
     pub tags: Vec<crate::model::Tag>,
+}
+
+/// A feature's links as stored, in the order they were added.
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+pub(crate) struct FeatureLinksRecord {
+    pub links: Vec<crate::model::FeatureLink>,
+}
+
+/// What is stored of a feature's lifecycle: only its completion (the other stages are
+/// derived, see `feature_lifecycle.rs`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub(crate) struct FeatureLifecycleRecord {
+    pub completed_at: DateTime<Utc>,
+    pub status: crate::model::CompletionStatus,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub status_value: Option<String>,
+}
+
+/// The lifetime set for a built-in feature type (`None`: never stale).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub(crate) struct FeatureTypeRecord {
+    pub lifetime_days: Option<u32>,
 }
 
 /// A feature's parents as stored: `enabled` and `variants` always filled in.
@@ -320,6 +372,21 @@ pub(crate) fn in_use(what: &str, uses: &[crate::model::StrategyUse]) -> Error {
         ),
         details: use_details(uses),
     }
+}
+
+/// 404 unless the project exists and the feature is in it.
+pub(crate) fn check_feature(
+    project: &str,
+    feature: &str,
+    project_exists: bool,
+    record: Option<FeatureRecord>,
+) -> Result<FeatureRecord> {
+    if !project_exists {
+        return Err(project_not_found(project));
+    }
+    record
+        .filter(|f| f.project == project)
+        .ok_or_else(|| feature_not_found(feature, project))
 }
 
 /// The refusal of a bulk operation over features, nothing changed: a 404 naming them when

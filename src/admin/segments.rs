@@ -1,5 +1,6 @@
 //! Segments: named constraint sets strategies attach by id (create, read, list, update,
-//! delete, the strategies using one, attaching them to a strategy).
+//! delete, the strategies using one, the segments of a strategy, attaching them to a
+//! strategy).
 
 use super::reader::Reader;
 use super::records::{
@@ -203,6 +204,41 @@ impl ToggleAdmin {
         self.reader()
             .strategy_uses(|s| s.segments.contains(&id))
             .await
+    }
+
+    /// The segments the flag strategy `strategy_id` uses, by id: `GET
+    /// /api/admin/segments/strategies/{strategyId}`. Any valid key may read them; a strategy
+    /// that does not exist uses none (as in Unleash, no 404).
+    pub async fn strategy_segments(
+        &self,
+        caller: &Caller,
+        strategy_id: &str,
+    ) -> Result<Vec<Segment>> {
+        self.require(caller, &[]).await?;
+        let view = self.store.view().await?;
+        let reader = Reader::View(view.as_ref());
+        let listing = reader.list(Collection::FeatureEnvironments, "").await?;
+        let mut ids: Vec<i64> = Vec::new();
+        for (id, record) in &listing.records {
+            let key = Key::new(Collection::FeatureEnvironments, id.clone());
+            let value: FeatureEnvironmentRecord = decode(&key, &record.value)?;
+            if let Some(strategy) = value
+                .strategies
+                .iter()
+                .find(|s| s.id.as_deref() == Some(strategy_id))
+            {
+                ids.clone_from(&strategy.segments);
+                break;
+            }
+        }
+        if ids.is_empty() {
+            return Ok(Vec::new());
+        }
+        let (_, segments) = reader.segment_list().await?;
+        Ok(segments
+            .into_iter()
+            .filter(|s| ids.contains(&s.id))
+            .collect())
     }
 
     /// Whether `name` is free for a new segment: `Ok` when it is, [`Error::NameExists`]

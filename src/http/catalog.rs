@@ -5,9 +5,12 @@ use axum::http::StatusCode;
 use serde::Serialize;
 
 use super::error::{HttpResult, Json};
-use super::extract::{Authenticated, JsonBody, Params};
+use super::extract::{Authenticated, JsonBody, LaterBody, Params};
 use crate::ToggleAdmin;
-use crate::model::{StrategyDefinition, TagType, TagTypeUpdate};
+use crate::admin::Need;
+use crate::model::{
+    Permission, StrategyDefinition, StrategyDefinitionUpdate, TagType, TagTypeUpdate,
+};
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 
@@ -17,7 +20,7 @@ pub(crate) fn routes() -> OpenApiRouter<ToggleAdmin> {
         .routes(routes!(read_tag_type, update_tag_type, delete_tag_type))
         .routes(routes!(validate_tag_type))
         .routes(routes!(list_strategies, create_strategy))
-        .routes(routes!(read_strategy, delete_strategy))
+        .routes(routes!(read_strategy, update_strategy, delete_strategy))
         .routes(routes!(deprecate_strategy))
         .routes(routes!(reactivate_strategy))
 }
@@ -291,4 +294,32 @@ async fn validate_tag_type(
 struct ValidTagType {
     valid: bool,
     tag_type: TagType,
+}
+
+/// 200 with no body, as Unleash; a built-in is refused with a 400.
+#[utoipa::path(
+    put,
+    path = "/api/admin/strategies/{name}",
+    tag = "catalog",
+    params(super::openapi::NamePath),
+    request_body(content = StrategyDefinitionUpdate, description = "The definition's new description, display name and parameters.", content_type = "application/json"),
+    responses(
+        (status = 200, description = "Updated; no body."),
+        super::openapi::BodyErrors
+    )
+)]
+async fn update_strategy(
+    State(admin): State<ToggleAdmin>,
+    Authenticated(caller): Authenticated,
+    Params(name): Params<String>,
+    body: LaterBody,
+) -> HttpResult<StatusCode> {
+    let permit = admin
+        .permit(&caller, &[Need::root(Permission::CreateStrategy)])
+        .await?;
+    let update: StrategyDefinitionUpdate = body.object().await?;
+    admin
+        .update_strategy_definition(permit, &name, &update)
+        .await?;
+    Ok(StatusCode::OK)
 }

@@ -162,6 +162,7 @@ mod access;
 mod applications;
 mod catalog;
 mod client;
+mod constraints;
 mod context;
 mod delta;
 mod dependencies;
@@ -173,15 +174,20 @@ mod export;
 mod extract;
 mod feature_archive;
 mod feature_environments;
+mod feature_lifecycle;
+mod feature_links;
 mod feature_search;
+mod feature_types;
 mod features;
 mod frontend;
 mod import;
 mod keys;
 mod limits;
+mod maintenance;
 mod ofrep;
 mod openapi;
 mod operations;
+mod playground;
 mod profile;
 mod project_environments;
 mod project_keys;
@@ -358,12 +364,18 @@ fn api(frontend_origins: &[String]) -> OpenApiRouter<ToggleAdmin> {
         feature_environments::routes(),
         dependencies::routes(),
         tags::routes(),
+        constraints::routes(),
+        feature_types::routes(),
+        feature_links::routes(),
+        feature_lifecycle::routes(),
         client::routes(),
         delta::routes(),
         streaming::routes(),
         frontend::routes(frontend_origins),
         ofrep::routes(frontend_origins),
         edge::routes(),
+        playground::routes(),
+        maintenance::routes(),
         #[cfg(feature = "openapi")]
         openapi::routes(),
     ]

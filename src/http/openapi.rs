@@ -231,6 +231,36 @@ pub(crate) struct FeatureNamePath(String);
 #[allow(dead_code)]
 pub(crate) struct TagPath(String, String, String);
 
+/// `/api/admin/tags/{type}`.
+#[derive(IntoParams)]
+#[into_params(names("type"), parameter_in = Path)]
+#[allow(dead_code)]
+pub(crate) struct TagTypePath(String);
+
+/// `/api/admin/tags/{type}/{value}`.
+#[derive(IntoParams)]
+#[into_params(names("type", "value"), parameter_in = Path)]
+#[allow(dead_code)]
+pub(crate) struct TagValuePath(String, String);
+
+/// `…/link/{linkId}`.
+#[derive(IntoParams)]
+#[into_params(names("projectId", "featureName", "linkId"), parameter_in = Path)]
+#[allow(dead_code)]
+pub(crate) struct LinkPath(String, String, String);
+
+/// `{id}` of a feature type.
+#[derive(IntoParams)]
+#[into_params(names("id"), parameter_in = Path)]
+#[allow(dead_code)]
+pub(crate) struct FeatureTypePath(String);
+
+/// `/api/admin/segments/strategies/{strategyId}`.
+#[derive(IntoParams)]
+#[into_params(names("strategyId"), parameter_in = Path)]
+#[allow(dead_code)]
+pub(crate) struct StrategyIdPath(String);
+
 /// `{name}` of a tag type, context field or strategy definition.
 #[derive(IntoParams)]
 #[into_params(names("name"), parameter_in = Path)]

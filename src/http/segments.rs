@@ -18,6 +18,29 @@ pub(crate) fn routes() -> OpenApiRouter<ToggleAdmin> {
         .routes(routes!(segment_strategies))
         .routes(routes!(validate_segment))
         .routes(routes!(set_strategy_segments))
+        .routes(routes!(strategy_segments))
+}
+
+/// The segments a flag strategy uses: `{segments}` (none for an unknown strategy, as
+/// Unleash).
+#[utoipa::path(
+    get,
+    path = "/api/admin/segments/strategies/{strategyId}",
+    tag = "catalog",
+    params(super::openapi::StrategyIdPath),
+    responses(
+        (status = 200, description = "The strategy's segments.", body = Segments),
+        super::openapi::Errors
+    )
+)]
+async fn strategy_segments(
+    State(admin): State<ToggleAdmin>,
+    Authenticated(caller): Authenticated,
+    Params(strategy_id): Params<String>,
+) -> HttpResult<Json<Segments>> {
+    Ok(Json::ok(Segments {
+        segments: admin.strategy_segments(&caller, &strategy_id).await?,
+    }))
 }
 
 #[utoipa::path(

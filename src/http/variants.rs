@@ -1,12 +1,13 @@
 //! `…/features/{featureName}/environments/{environment}/variants`: PATCH (the first operation
-//! of the specification), PUT and GET.
+//! of the specification), PUT and GET; and `…/features/{featureName}/variants-batch`, the same
+//! variants for several environments.
 
 use axum::extract::State;
 
 use super::error::{HttpResult, Json};
 use super::extract::{Authenticated, KeySecret, LaterBody, Params};
 use crate::ToggleAdmin;
-use crate::model::FeatureVariants;
+use crate::model::{FeatureVariants, VariantsOnEnvironments};
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 
@@ -14,7 +15,36 @@ use utoipa_axum::routes;
 type VariantsPath = Params<(String, String, String)>;
 
 pub(crate) fn routes() -> OpenApiRouter<ToggleAdmin> {
-    OpenApiRouter::new().routes(routes!(read, patch, replace))
+    OpenApiRouter::new()
+        .routes(routes!(read, patch, replace))
+        .routes(routes!(replace_on_environments))
+}
+
+/// 200 `{"version":1,"variants":[…]}`: the variants as written to every environment named.
+#[utoipa::path(
+    put,
+    path = "/api/admin/projects/{projectId}/features/{featureName}/variants-batch",
+    tag = "variants",
+    params(super::openapi::FeaturePath),
+    request_body(content = VariantsOnEnvironments, description = "The variants, and the environments to give them.", content_type = "application/json"),
+    responses(
+        (status = 200, description = "The variants written.", body = FeatureVariants),
+        super::openapi::BodyErrors
+    )
+)]
+async fn replace_on_environments(
+    State(admin): State<ToggleAdmin>,
+    Authenticated(caller): Authenticated,
+    Params((project, feature)): Params<(String, String)>,
+    body: LaterBody,
+) -> HttpResult<Json<FeatureVariants>> {
+    let permit = admin.permit_variants_batch(&caller, &project).await?;
+    let body: VariantsOnEnvironments = body.object().await?;
+    Ok(Json::ok(
+        admin
+            .set_variants_on_environments(permit, &project, &feature, &body)
+            .await?,
+    ))
 }
 
 /// 200 `{"version":1,"variants":[…]}`; the body is decoded strictly by

@@ -73,8 +73,18 @@ pub fn check_constraints<'f>(
     checked.into_iter().collect()
 }
 
-/// Checks one constraint.
-fn check_constraint<'f>(
+/// The path of `key` in the object at `path` (`key` alone for the body itself).
+fn member(path: &str, key: &str) -> String {
+    if path.is_empty() {
+        key.to_owned()
+    } else {
+        format!("{path}.{key}")
+    }
+}
+
+/// Checks one constraint, the object at `path` (`""` for a request body that is one
+/// constraint: its problems are then at `operator`, `values[0]`).
+pub(crate) fn check_constraint<'f>(
     raw: &Value,
     path: &str,
     context_field: &dyn Fn(&str) -> Option<&'f ContextField>,
@@ -90,7 +100,7 @@ fn check_constraint<'f>(
         Some(Value::String(name)) if !name.is_empty() => Some(name.clone()),
         _ => {
             issues.error(
-                format!("{path}.contextName"),
+                member(path, "contextName"),
                 "contextName is required: the name of a context field",
             );
             None
@@ -99,7 +109,7 @@ fn check_constraint<'f>(
     let operator = match fields.get("operator") {
         Some(Value::String(name)) => Operator::from_name(name).or_else(|| {
             issues.error(
-                format!("{path}.operator"),
+                member(path, "operator"),
                 format!(
                     "unknown operator \"{name}\"; one of: {}",
                     Operator::ALL.map(Operator::as_str).join(", ")
@@ -108,7 +118,7 @@ fn check_constraint<'f>(
             None
         }),
         _ => {
-            issues.error(format!("{path}.operator"), "operator is required");
+            issues.error(member(path, "operator"), "operator is required");
             None
         }
     };
@@ -116,12 +126,12 @@ fn check_constraint<'f>(
     let inverted = flag(fields, "inverted", path, issues);
     // As Unleash: `values` is always there (`[]` when absent, for legacy SDKs), and numbers
     // or booleans given where strings belong are taken as their text (its schema coerces).
-    let values = string_list(fields.get("values"), &format!("{path}.values"), issues)
+    let values = string_list(fields.get("values"), &member(path, "values"), issues)
         .or_else(|| Some(Vec::new()));
     let value = match fields.get("value") {
         None | Some(Value::Null) => None,
         Some(other) => scalar_text(other).or_else(|| {
-            issues.error(format!("{path}.value"), "value must be a string");
+            issues.error(member(path, "value"), "value must be a string");
             None
         }),
     };
@@ -129,7 +139,7 @@ fn check_constraint<'f>(
         let found = context_field(name);
         if found.is_none() {
             issues.error(
-                format!("{path}.contextName"),
+                member(path, "contextName"),
                 format!("there is no context field named \"{name}\""),
             );
         }
@@ -172,13 +182,13 @@ fn check_operands(
     if op.takes_values() {
         match values {
             None | Some([]) => issues.error(
-                format!("{path}.values"),
+                member(path, "values"),
                 format!("{op} needs at least one value in `values`"),
             ),
             Some(list) => {
                 if list.len() > MAX_CONSTRAINT_VALUES {
                     issues.error(
-                        format!("{path}.values"),
+                        member(path, "values"),
                         format!(
                             "{} values, more than the limit of {MAX_CONSTRAINT_VALUES}",
                             list.len()
@@ -189,10 +199,13 @@ fn check_operands(
                     matches!(op, Operator::In | Operator::NotIn) && !legal.is_empty();
                 for (i, v) in list.iter().enumerate() {
                     if v.is_empty() {
-                        issues.error(format!("{path}.values[{i}]"), "values must not be empty");
+                        issues.error(
+                            format!("{}[{i}]", member(path, "values")),
+                            "values must not be empty",
+                        );
                     } else if checks_legal && !legal.contains(&v.as_str()) {
                         issues.error(
-                            format!("{path}.values[{i}]"),
+                            format!("{}[{i}]", member(path, "values")),
                             format!("\"{v}\" is not a legal value of the context field"),
                         );
                     }
@@ -208,7 +221,7 @@ fn check_operands(
             Operator::SemverEq | Operator::SemverGt | Operator::SemverLt
         ) =>
         {
-            issues.error(format!("{path}.value"), format!("{op} needs a `value`"));
+            issues.error(member(path, "value"), format!("{op} needs a `value`"));
             return;
         }
         None => return,
@@ -228,10 +241,10 @@ fn check_operands(
             .then(|| format!("\"{value}\" is not a semantic version (e.g. 1.2.3)")),
     };
     if let Some(problem) = problem {
-        issues.error(format!("{path}.value"), problem);
+        issues.error(member(path, "value"), problem);
     } else if !legal.is_empty() && !legal.contains(&value) {
         issues.error(
-            format!("{path}.value"),
+            member(path, "value"),
             format!("\"{value}\" is not a legal value of the context field"),
         );
     }
@@ -253,7 +266,7 @@ fn flag(fields: &Map<String, Value>, key: &str, path: &str, issues: &mut Issues)
         None => None,
         Some(Value::Bool(b)) => Some(*b),
         Some(_) => {
-            issues.error(format!("{path}.{key}"), format!("{key} must be a boolean"));
+            issues.error(member(path, key), format!("{key} must be a boolean"));
             None
         }
     }

@@ -67,7 +67,7 @@ pub use builtins::{
     tag_types as builtin_tag_types,
 };
 pub(crate) use check::{is_colour, tag_type_name_problem, tag_value_problem};
-pub(crate) use constraints::check_constraints;
+pub(crate) use constraints::{check_constraint, check_constraints};
 pub(crate) use dependencies::{dependency_problem, normalise_dependency, upsert};
 pub(crate) use diff::preview;
 pub(crate) use export::{ExportSource, ExportedFeature, build_export};

@@ -61,3 +61,23 @@ pub struct NameCheck {
     /// The name.
     pub name: String,
 }
+
+/// A custom strategy definition's new description, display name and parameters: the body
+/// of `PUT /api/admin/strategies/{name}` (Unleash's `updateStrategySchema`).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "http", derive(utoipa::ToSchema))]
+#[serde(rename_all = "camelCase")]
+pub struct StrategyDefinitionUpdate {
+    /// The definition's name; when given, it must be the one in the path (a definition is
+    /// not renamed).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub name: Option<String>,
+    /// A name for people (Unleash's `title` is taken as it).
+    #[serde(default, alias = "title", skip_serializing_if = "Option::is_none")]
+    pub display_name: Option<String>,
+    /// What it does.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub description: Option<String>,
+    /// The parameters strategies of this kind take: required, the whole new list.
+    pub parameters: Vec<StrategyParameter>,
+}

@@ -94,3 +94,47 @@ pub struct ColoredTag {
     /// The tag type's colour, `#RRGGBB`.
     pub color: Option<String>,
 }
+
+/// One tag with the schema version: Unleash's `tagWithVersionSchema`, `{version: 1, tag}`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[cfg_attr(feature = "http", derive(utoipa::ToSchema))]
+pub struct TagWithVersion {
+    /// The schema version, always 1.
+    pub version: u32,
+    /// The tag.
+    pub tag: Tag,
+}
+
+/// Tags with the schema version: Unleash's `tagsSchema`, `{version: 1, tags}`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[cfg_attr(feature = "http", derive(utoipa::ToSchema))]
+pub struct TagList {
+    /// The schema version, always 1.
+    pub version: u32,
+    /// The tags.
+    pub tags: Vec<Tag>,
+}
+
+/// Tags to put on and take off a feature in one change: Unleash's `updateTagsSchema`.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "http", derive(utoipa::ToSchema))]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct TagChanges {
+    /// The tags to add. Required by Unleash's schema; empty when absent.
+    #[serde(default)]
+    pub added_tags: Vec<Tag>,
+    /// The tags to remove. Required by Unleash's schema; empty when absent.
+    #[serde(default)]
+    pub removed_tags: Vec<Tag>,
+}
+
+/// Tag changes for many features of a project at once: Unleash's `tagsBulkAddSchema`.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "http", derive(utoipa::ToSchema))]
+#[serde(deny_unknown_fields)]
+pub struct BulkTagChanges {
+    /// The features' names.
+    pub features: Vec<String>,
+    /// What to add to and remove from each of them.
+    pub tags: TagChanges,
+}

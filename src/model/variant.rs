@@ -145,3 +145,18 @@ pub struct FeatureVariants {
 
 /// One JSON Patch operation, as the variants patch body lists them.
 pub type PatchOperation = json_patch::PatchOperation;
+
+/// The same variants for several environments of a feature at once: Unleash's
+/// `pushVariantsSchema`, the body of `PUT …/features/{featureName}/variants-batch`.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "http", derive(utoipa::ToSchema))]
+pub struct VariantsOnEnvironments {
+    /// The variants, as JSON: checked and weighed as a `PUT …/variants` list is, so that
+    /// each problem is named by its path (`/variants/0/weight`). Required.
+    #[serde(default)]
+    #[cfg_attr(feature = "http", schema(value_type = Vec<Variant>))]
+    pub variants: serde_json::Value,
+    /// The environments to give them, by name. Required, at least one.
+    #[serde(default)]
+    pub environments: Vec<String>,
+}

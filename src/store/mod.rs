@@ -107,13 +107,24 @@ pub enum Collection {
     FeatureTags,
     /// A feature's parent dependencies, by feature name.
     FeatureDependencies,
+    /// Tags that exist on their own (created, or first put on a feature), by
+    /// `type\u{1f}value`.
+    Tags,
+    /// A feature's links, by feature name.
+    FeatureLinks,
+    /// A feature's lifecycle as stored (whether it was completed), by feature name.
+    FeatureLifecycles,
+    /// The lifetimes set for the built-in feature types, by type id.
+    FeatureTypes,
     /// Counters that hand out numeric ids (users, groups, roles, segments), by what they count.
     Sequences,
+    /// Settings of the whole service (maintenance mode), by name.
+    Settings,
 }
 
 impl Collection {
     /// Every collection, in a fixed order.
-    pub const ALL: [Collection; 17] = [
+    pub const ALL: [Collection; 22] = [
         Collection::Projects,
         Collection::Environments,
         Collection::Features,
@@ -130,7 +141,12 @@ impl Collection {
         Collection::TagTypes,
         Collection::FeatureTags,
         Collection::FeatureDependencies,
+        Collection::Tags,
+        Collection::FeatureLinks,
+        Collection::FeatureLifecycles,
+        Collection::FeatureTypes,
         Collection::Sequences,
+        Collection::Settings,
     ];
 
     /// The collection's stable name, as backends write it down.
@@ -152,7 +168,12 @@ impl Collection {
             Collection::TagTypes => "tag-types",
             Collection::FeatureTags => "feature-tags",
             Collection::FeatureDependencies => "feature-dependencies",
+            Collection::Tags => "tags",
+            Collection::FeatureLinks => "feature-links",
+            Collection::FeatureLifecycles => "feature-lifecycles",
+            Collection::FeatureTypes => "feature-types",
             Collection::Sequences => "sequences",
+            Collection::Settings => "settings",
         }
     }
 

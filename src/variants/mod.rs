@@ -44,7 +44,9 @@ mod tests;
 
 pub use order::{compare_names, sort_by_name};
 pub use patch::{apply_patch, apply_patch_json, apply_patch_to, decode_patch};
-pub use validate::{normalise_variants, validate_strategy_variants, validate_variants};
+pub use validate::{
+    normalise_variants, normalise_variants_at, validate_strategy_variants, validate_variants,
+};
 pub use weights::distribute_weights;
 
 use crate::error::{Error, ErrorDetail};

@@ -100,7 +100,13 @@ impl Problems<'_> {
 /// strings as weights, accepts any payload type and checks only `json` values, and discards
 /// the defaults it computed (dropping variants without `weightType` later).
 pub fn validate_variants(doc: &Value) -> Result<Vec<Variant>, Error> {
-    let checked = check_list(doc, "", Level::Environment)?;
+    validate_variants_at(doc, "")
+}
+
+/// [`validate_variants`] with every error path after `path_prefix` (as
+/// [`validate_strategy_variants`] writes them).
+fn validate_variants_at(doc: &Value, path_prefix: &str) -> Result<Vec<Variant>, Error> {
+    let checked = check_list(doc, path_prefix, Level::Environment)?;
     Ok(checked
         .into_iter()
         .map(|c| Variant {
@@ -120,8 +126,14 @@ pub fn validate_variants(doc: &Value) -> Result<Vec<Variant>, Error> {
 ///
 /// When validation finds problems they are all returned and the weights are not looked at.
 pub fn normalise_variants(doc: &Value) -> Result<Vec<Variant>, Error> {
-    let mut variants = validate_variants(doc)?;
-    distribute(&mut variants, "")?;
+    normalise_variants_at(doc, "")
+}
+
+/// [`normalise_variants`] of a list inside a larger document: every error path is
+/// `path_prefix` followed by a JSON pointer into `doc` (`/variants` + `/0/weight`).
+pub fn normalise_variants_at(doc: &Value, path_prefix: &str) -> Result<Vec<Variant>, Error> {
+    let mut variants = validate_variants_at(doc, path_prefix)?;
+    distribute(&mut variants, path_prefix)?;
     super::sort_by_name(&mut variants);
     Ok(variants)
 }

@@ -484,14 +484,22 @@ async fn feature_configuration() {
         value: "checkout".into(),
         tag_type: "simple".into(),
     };
-    let e = one(&admin, &caller, async {
+    // A tag first put on a feature is created too, as Unleash does.
+    let events = written(&admin, &caller, async {
         admin
             .add_feature_tag(&caller, "p", "f", &tag)
             .await
             .unwrap();
     })
     .await;
-    about(&e, "feature-tagged", Some("p"), Some("f"), None);
+    assert_eq!(events.len(), 2, "{events:#?}");
+    about(&events[0], "tag-created", None, None, None);
+    assert_eq!(
+        json_of(&events[0].event.data),
+        json!({ "value": "checkout", "type": "simple" })
+    );
+    let e = &events[1];
+    about(e, "feature-tagged", Some("p"), Some("f"), None);
     assert_eq!(
         json_of(&e.event.data),
         json!({ "value": "checkout", "type": "simple" })

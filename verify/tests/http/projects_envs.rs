@@ -389,9 +389,16 @@ async fn remove_environment(t: &Setup) {
         StatusCode::OK,
     )
     .await;
+    let overview = get(t, "/api/admin/projects/p").await;
     assert_eq!(
-        get(t, "/api/admin/projects/p").await["environments"],
-        json!(["production"])
+        overview["environments"].as_array().unwrap().len(),
+        1,
+        "{overview}"
+    );
+    assert_eq!(overview["environments"][0]["environment"], "production");
+    assert_eq!(
+        overview["environments"][0]["defaultStrategy"]["parameters"]["rollout"], "50",
+        "the other environment's default strategy stays"
     );
     assert_eq!(
         client_feature(t, &sdk, "f").await["enabled"],
@@ -513,7 +520,7 @@ async fn environment_changes_need_their_permissions() {
     );
     assert_eq!(
         get(&t, "/api/admin/projects/p").await["environments"],
-        json!(["development", "production"])
+        json!([{"environment": "development"}, {"environment": "production"}])
     );
     // Reads need only a valid key.
     let r = t

@@ -45,6 +45,10 @@ fn group(case: &Value) -> &str {
     case["group"].as_str().unwrap_or_default()
 }
 
+fn path(case: &Value) -> &str {
+    case["request"]["path"].as_str().unwrap_or_default()
+}
+
 fn unleash_status(case: &Value) -> u16 {
     case["response"]["status"].as_u64().unwrap_or(0) as u16
 }
@@ -245,6 +249,80 @@ pub const DIVERGENCES: &[Divergence] = &[
                 && unleash_status(case) == 200
                 && ours.status == 400
                 && ours.says("is not archived")
+        },
+    },
+    Divergence {
+        rule: "BEHAVIOUR.md §rule of thumb: a feature's lifecycle is derived from the feature and its events, `initial` from its creation and each stage from when it was entered (Unleash writes stages asynchronously, so a read right after a change lacks them)",
+        examples: &["lifecycle/get"],
+        applies: |case, ours| {
+            let stages = |list: &Value| -> Vec<String> {
+                list.as_array()
+                    .into_iter()
+                    .flatten()
+                    .filter_map(|s| s["stage"].as_str().map(str::to_owned))
+                    .collect()
+            };
+            let (theirs, mine) = (stages(&case["response"]["body"]), ours.body.map(stages));
+            group(case) == "lifecycle"
+                && unleash_status(case) == 200
+                && ours.status == 200
+                && mine.is_some_and(|mine| {
+                    mine.first().map(String::as_str) == Some("initial")
+                        && theirs.iter().all(|stage| mine.contains(stage))
+                })
+        },
+    },
+    Divergence {
+        rule: "BEHAVIOUR.md §rule of thumb: feature links are served (Unleash 6.10.1's open-source build answers 404 to every link route)",
+        examples: &[],
+        applies: |case, ours| {
+            path(case).contains("/link")
+                && unleash_status(case) == 404
+                && ours.status != 404
+                && !(500..600).contains(&ours.status)
+        },
+    },
+    Divergence {
+        rule: "BEHAVIOUR.md §rule of thumb: a project or feature named in the path that does not exist is a 404 (Unleash answers these reads and writes as if it did: an empty list, false, 200)",
+        examples: &[],
+        applies: |case, ours| {
+            matches!(
+                group(case),
+                "dependencies" | "lifecycle" | "tags" | "variants"
+            ) && (200..300).contains(&unleash_status(case))
+                && ours.status == 404
+                && (ours.says("There's no feature named") || ours.says("There's no project"))
+        },
+    },
+    Divergence {
+        rule: "BEHAVIOUR.md §rule of thumb: a batch naming features or environments a project does not have changes nothing and names each in a 400, or a 404 when all are missing features (Unleash skips them and answers 200)",
+        examples: &[],
+        applies: |case, ours| {
+            let batch = path(case).ends_with("/tags") || path(case).ends_with("/variants-batch");
+            batch
+                && case["request"]["method"] == "PUT"
+                && (200..300).contains(&unleash_status(case))
+                && matches!(ours.status, 400 | 404)
+                && ours.body.is_some_and(|b| {
+                    b["details"].as_array().into_iter().flatten().any(|d| {
+                        d["path"].as_str().is_some_and(|p| {
+                            p.starts_with("/features/") || p.starts_with("/environments/")
+                        })
+                    })
+                })
+        },
+    },
+    Divergence {
+        rule: "BEHAVIOUR.md §rule of thumb: whether a project has dependencies is answered for that project (Unleash answers whether any project has one)",
+        examples: &[],
+        applies: |case, ours| {
+            let p = path(case);
+            p.starts_with("/api/admin/projects/")
+                && p.ends_with("/dependencies")
+                && p.matches('/').count() == 5
+                && unleash_status(case) == 200
+                && ours.status == 200
+                && ours.body.is_some_and(Value::is_boolean)
         },
     },
 ];
