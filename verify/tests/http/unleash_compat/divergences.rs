@@ -274,7 +274,7 @@ pub const DIVERGENCES: &[Divergence] = &[
     },
     Divergence {
         rule: "BEHAVIOUR.md §rule of thumb: feature links are served (Unleash 6.10.1's open-source build answers 404 to every link route)",
-        examples: &[],
+        examples: &["link/add"],
         applies: |case, ours| {
             path(case).contains("/link")
                 && unleash_status(case) == 404
