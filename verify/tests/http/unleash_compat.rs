@@ -484,14 +484,12 @@ async fn unleash_cases_agree_over_a_file_store() {
 }
 
 #[tokio::test]
-#[ignore = "until every control-plane route is served"]
 async fn unleash_control_plane_cases_agree_over_a_memory_store() {
     let admin = ToggleAdmin::new(MemoryStore::new());
     replay("MemoryStore", admin, CONTROL_PLANE.to_owned(), 107).await;
 }
 
 #[tokio::test]
-#[ignore = "until every control-plane route is served"]
 async fn unleash_control_plane_cases_agree_over_a_file_store() {
     let dir = tempfile::tempdir().unwrap();
     replay("FileStore", file_admin(&dir), CONTROL_PLANE.to_owned(), 107).await;
