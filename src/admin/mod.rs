@@ -56,6 +56,7 @@ use crate::store::Store;
 pub use client_metrics::DEFAULT_METRICS_FLUSH_INTERVAL;
 pub use client_scope::DEFAULT_CLIENT_ENVIRONMENT;
 pub use delta::{DEFAULT_HISTORY_AGE, DEFAULT_HISTORY_EVENTS, DeltaAnswer, MAX_SCOPES, PushConfig};
+pub use feature_edits::FEATURE_TYPES;
 #[cfg(feature = "frontend")]
 pub use frontend::{MAX_CONTEXT_PROPERTIES, MAX_CONTEXT_VALUE};
 pub use keys::token_access;
