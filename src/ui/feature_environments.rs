@@ -484,6 +484,15 @@ pub(crate) async fn move_strategy(
     }
     let target = Target::of((project, feature, environment));
     let caller = signed.caller();
+    // Decided first, so that a move to where the strategy already is is refused alike.
+    let need = Need::environment(
+        Permission::UpdateFeatureStrategy,
+        &target.project,
+        &target.environment,
+    );
+    if let Err(error) = ui.admin.permit(caller, &[need]).await {
+        return layout::error(&ui, &signed, &error);
+    }
     let mut list = match ui
         .admin
         .strategies(
