@@ -68,6 +68,7 @@ impl fmt::Display for ErrorDetail {
 /// | [`Store`](Error::Store) | `InternalError` | 500 |
 /// | [`Internal`](Error::Internal) | `InternalError` | 500 |
 /// | [`ServiceUnavailable`](Error::ServiceUnavailable) | `ServiceUnavailable` | 503 |
+/// | [`Maintenance`](Error::Maintenance) | `MaintenanceModeError` | 503 |
 /// | [`StorageFull`](Error::StorageFull) | `InsufficientStorage` | 507 |
 ///
 /// [`Store`](Error::Store) is a failure of the store (I/O, damaged data);
@@ -165,6 +166,15 @@ pub enum Error {
         #[source]
         source: StoreError,
     },
+    /// The service is in maintenance mode (`POST /api/admin/maintenance`): every change is
+    /// refused until an administrator turns it off; reads, the SDKs' APIs and their metrics
+    /// and registrations go on. 503, as Unleash answers (its body has only the message,
+    /// which is the same; the name is ours). Nothing was written.
+    #[error("{message}")]
+    Maintenance {
+        /// Says that the service is in maintenance mode.
+        message: String,
+    },
     /// The store is out of disk space: the write was refused and changed nothing. Reads
     /// still work, and writes work again as soon as space is freed, without a restart.
     #[error("the store is out of disk space: {source}")]
@@ -199,6 +209,7 @@ impl Error {
             Error::TooManyRequests { .. } => "TooManyRequests",
             Error::Store(_) | Error::Internal { .. } => "InternalError",
             Error::ServiceUnavailable { .. } => "ServiceUnavailable",
+            Error::Maintenance { .. } => "MaintenanceModeError",
             Error::StorageFull { .. } => "InsufficientStorage",
         }
     }
@@ -213,7 +224,7 @@ impl Error {
             Error::NameExists { .. } | Error::Contention { .. } | Error::InUse { .. } => 409,
             Error::TooManyRequests { .. } => 429,
             Error::Store(_) | Error::Internal { .. } => 500,
-            Error::ServiceUnavailable { .. } => 503,
+            Error::ServiceUnavailable { .. } | Error::Maintenance { .. } => 503,
             Error::StorageFull { .. } => 507,
         }
     }

@@ -197,34 +197,20 @@ impl ToggleAdmin {
             let strategies = strategies
                 .into_iter()
                 .map(|s| {
-                    let mut constraints: Vec<WireConstraint> = wire(&s.constraints)?;
-                    let ids = if query.segments {
+                    let mut strategy = client_strategy(s)?;
+                    if query.segments {
                         used_segments.extend(s.segments.iter().copied());
-                        Some(s.segments.iter().map(|id| *id as i32).collect())
                     } else {
+                        let constraints = strategy.constraints.get_or_insert_with(Vec::new);
                         for id in &s.segments {
                             if let Some(segment) = segments.get(id) {
                                 constraints
                                     .extend(wire::<_, Vec<WireConstraint>>(&segment.constraints)?);
                             }
                         }
-                        None
-                    };
-                    Ok(Strategy {
-                        name: s.name.clone(),
-                        // The list is in sort order already; Unleash's client API leaves
-                        // `sortOrder` (and `createdAt` below) out, and so does its schema.
-                        sort_order: None,
-                        segments: ids,
-                        constraints: Some(constraints),
-                        parameters: Some(
-                            s.parameters
-                                .iter()
-                                .map(|(k, v)| (k.clone(), v.clone()))
-                                .collect(),
-                        ),
-                        variants: Some(wire::<_, Vec<WireStrategyVariant>>(&s.variants)?),
-                    })
+                        strategy.segments = None;
+                    }
+                    Ok(strategy)
                 })
                 .collect::<Result<Vec<_>>>()?;
             features.push(ClientFeature {
@@ -294,8 +280,28 @@ impl ToggleAdmin {
     }
 }
 
+/// A stored strategy as the client API writes it, its segments by id (the playground
+/// evaluates strategies one by one in this form).
+pub(super) fn client_strategy(s: &crate::model::FeatureStrategy) -> Result<Strategy> {
+    Ok(Strategy {
+        name: s.name.clone(),
+        // The list is in sort order already; Unleash's client API leaves `sortOrder` (and
+        // `createdAt`) out, and so does its schema.
+        sort_order: None,
+        segments: Some(s.segments.iter().map(|id| *id as i32).collect()),
+        constraints: Some(wire(&s.constraints)?),
+        parameters: Some(
+            s.parameters
+                .iter()
+                .map(|(k, v)| (k.clone(), v.clone()))
+                .collect(),
+        ),
+        variants: Some(wire::<_, Vec<WireStrategyVariant>>(&s.variants)?),
+    })
+}
+
 /// Our model's value as the wire type that has the same JSON shape.
-fn wire<T: serde::Serialize, W: serde::de::DeserializeOwned>(value: &T) -> Result<W> {
+pub(super) fn wire<T: serde::Serialize, W: serde::de::DeserializeOwned>(value: &T) -> Result<W> {
     serde_json::to_value(value)
         .and_then(serde_json::from_value)
         .map_err(|e| {

@@ -23,6 +23,7 @@ use serde::{Deserialize, Serialize};
 use unleash_types::client_metrics::{ClientApplication, ClientMetrics};
 
 use super::applications::{application_key, merge, stored_form};
+use super::flow::InMaintenance;
 use super::records::{SEP, decode_opt, encode};
 use super::{Authority, ToggleAdmin};
 use crate::auth::Caller;
@@ -159,7 +160,7 @@ impl ToggleAdmin {
         let now = Utc::now();
         let (permit, scope) = self.permit_client(authority.into()).await?;
         let scope = &scope;
-        self.change("register_client", permit, |tx| {
+        self.change_in_maintenance("register_client", permit, |tx| {
             Box::pin(async move {
                 let instance = ApplicationInstance {
                     instance_id: registration
@@ -335,7 +336,7 @@ impl ToggleAdmin {
         }
         let taken_ref = &taken;
         let written = self
-            .change_unkeyed("flush_client_metrics", "metrics", |tx| {
+            .change_unkeyed("flush_client_metrics", "metrics", InMaintenance::Allowed, |tx| {
                 Box::pin(async move {
                     let taken = taken_ref;
                     let features: BTreeSet<&str> =

@@ -15,6 +15,12 @@
 //!   the system makes progress), then gives up with [`Error::Contention`];
 //! * a change set that writes nothing is not committed (an operation that finds nothing to
 //!   do writes no event);
+//! * while the service is in maintenance mode (`maintenance.rs`) every write is refused
+//!   with [`Error::Maintenance`] before it decides, and every commit expects the switch's
+//!   record at the revision the write saw, so a write racing the switch's commit (on any
+//!   instance) conflicts and is refused on its retry. The exemptions are explicit:
+//!   [`ToggleAdmin::change_in_maintenance`] (the switch itself, SDK registrations) and
+//!   [`InMaintenance::Allowed`] for the writes no key admits (buffered SDK metrics);
 //! * text with NUL is refused before it reaches any store (PostgreSQL cannot hold it, and
 //!   the stores must agree);
 //! * every commit is announced to the read side (client documents, deltas, streams) the same
@@ -44,6 +50,15 @@ use crate::store::{
 /// another writer committed, so the system as a whole always makes progress; the bound only
 /// keeps one caller from waiting forever under extreme contention.
 pub(crate) const MAX_ATTEMPTS: usize = 200;
+
+/// Whether a write may go on while the service is in maintenance mode.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum InMaintenance {
+    /// Refused with [`Error::Maintenance`]: every change people make.
+    Refused,
+    /// Allowed: turning maintenance off, and what SDKs report (registrations, metrics).
+    Allowed,
+}
 
 /// The future of one attempt's decision.
 pub(crate) type Decision<'t, T> = Pin<Box<dyn Future<Output = Result<T>> + Send + 't>>;
@@ -224,30 +239,50 @@ impl ToggleAdmin {
         T: Send,
         F: for<'t> FnMut(&'t mut Tx<'env>) -> Decision<'t, T> + Send,
     {
-        self.run_change(what, Ok(permit), decide).await
+        self.run_change(what, Ok(permit), InMaintenance::Refused, decide)
+            .await
     }
 
-    /// [`change`](Self::change) that no key admits, its events by `actor`: the first key's
-    /// creation on an empty store (whose own precondition, that no key exists, is all the
-    /// authority it has), and the write of buffered client metrics (admitted when each
-    /// report was recorded).
-    pub(crate) async fn change_unkeyed<'env, T, F>(
+    /// [`change`](Self::change) that maintenance mode lets through: turning maintenance
+    /// mode itself on or off, and what SDKs report about themselves (registrations).
+    pub(crate) async fn change_in_maintenance<'env, T, F>(
         &'env self,
         what: &'static str,
-        actor: &'static str,
+        permit: Permit,
         decide: F,
     ) -> Result<T>
     where
         T: Send,
         F: for<'t> FnMut(&'t mut Tx<'env>) -> Decision<'t, T> + Send,
     {
-        self.run_change(what, Err(actor), decide).await
+        self.run_change(what, Ok(permit), InMaintenance::Allowed, decide)
+            .await
+    }
+
+    /// [`change`](Self::change) that no key admits, its events by `actor`: the first key's
+    /// creation on an empty store (whose own precondition, that no key exists, is all the
+    /// authority it has), and the write of buffered client metrics (admitted when each
+    /// report was recorded). `in_maintenance` says whether maintenance mode refuses it.
+    pub(crate) async fn change_unkeyed<'env, T, F>(
+        &'env self,
+        what: &'static str,
+        actor: &'static str,
+        in_maintenance: InMaintenance,
+        decide: F,
+    ) -> Result<T>
+    where
+        T: Send,
+        F: for<'t> FnMut(&'t mut Tx<'env>) -> Decision<'t, T> + Send,
+    {
+        self.run_change(what, Err(actor), in_maintenance, decide)
+            .await
     }
 
     async fn run_change<'env, T, F>(
         &'env self,
         what: &'static str,
         mut permit: std::result::Result<Permit, &'static str>,
+        in_maintenance: InMaintenance,
         mut decide: F,
     ) -> Result<T>
     where
@@ -261,10 +296,17 @@ impl ToggleAdmin {
                 Ok(permit) => permit.caller().info.name.clone(),
                 Err(actor) => (*actor).to_owned(),
             };
+            let switch = match in_maintenance {
+                InMaintenance::Refused => Some(self.maintenance_precondition().await?),
+                InMaintenance::Allowed => None,
+            };
             let mut tx = Tx::new(self, actor);
             let outcome = match decide(&mut tx).await {
                 Ok(value) if tx.is_empty() => return Ok(value),
                 Ok(value) => {
+                    if let Some((key, revision)) = switch {
+                        tx.expect_revision(key, revision);
+                    }
                     let basis = permit.as_ref().map_or(&[][..], Permit::basis);
                     self.commit_changes(tx.into_changes(basis))
                         .await
@@ -275,6 +317,8 @@ impl ToggleAdmin {
             match outcome {
                 Err(Error::Store(StoreError::Conflict(changed))) if attempt < MAX_ATTEMPTS => {
                     tracing::debug!(%changed, "{what}: conflict, reading again");
+                    // The switch may be what changed.
+                    self.forget_maintenance();
                     if let Ok(previous) = &permit {
                         permit = Ok(self.permit_again(previous).await?);
                     }
@@ -296,6 +340,9 @@ impl ToggleAdmin {
     /// Submit `changes` (decided on a decision view by the variants path) with the bases of
     /// `permits` (one per writer combined) as preconditions; the caller awaits [`Accepted::durable`], then
     /// [`committed`](Self::committed).
+    ///
+    /// Maintenance mode refuses it as it refuses [`change`](Self::change), and the commit
+    /// expects the switch's record as seen.
     pub(crate) async fn submit_permitted(
         &self,
         permits: &[&Permit],
@@ -304,8 +351,14 @@ impl ToggleAdmin {
         for (key, revision) in permits.iter().flat_map(|p| p.basis()) {
             changes.expect_revision(key.clone(), *revision);
         }
+        let (key, revision) = self.maintenance_precondition().await?;
+        changes.expect_revision(key, revision);
         super::stored_text::refuse_nul(&changes)?;
-        Ok(self.store.submit(changes).await?)
+        let submitted = self.store.submit(changes).await;
+        if matches!(submitted, Err(StoreError::Conflict(_))) {
+            self.forget_maintenance();
+        }
+        Ok(submitted?)
     }
 
     /// Announce the commit of `revision` to the read side: streams, deltas and client

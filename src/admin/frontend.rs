@@ -176,6 +176,16 @@ impl Evaluator {
         &self.engine.features.features
     }
 
+    /// The scope's client document the engine was compiled from.
+    pub(super) fn document(&self) -> &ClientFeatures {
+        &self.engine.features
+    }
+
+    /// The context the flags are evaluated for (`currentTime` filled in).
+    pub(super) fn context(&self) -> &Context {
+        &self.context
+    }
+
     /// The ETag of the scope's client document: it changes exactly when a flag of the scope
     /// does.
     pub(super) fn document_etag(&self) -> &str {

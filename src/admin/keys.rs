@@ -8,6 +8,7 @@
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 
+use super::flow::InMaintenance;
 use super::permit::expired;
 use super::reader::Reader;
 use super::records::{api_key_key, decode, encode, environment_key, project_key};
@@ -106,7 +107,7 @@ impl ToggleAdmin {
                 "a key's secret must be 32 to 512 visible ASCII characters (no spaces)",
             ));
         }
-        self.change_unkeyed("bootstrap_admin_key", "bootstrap", |tx| {
+        self.change_unkeyed("bootstrap_admin_key", "bootstrap", InMaintenance::Refused, |tx| {
             Box::pin(async move {
                 let existing = tx.list(Collection::ApiKeys, "").await?;
                 if !existing.records.is_empty() {

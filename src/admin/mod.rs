@@ -30,9 +30,14 @@ mod flow;
 mod frontend;
 mod import;
 mod keys;
+mod maintenance;
 #[cfg(feature = "frontend")]
 mod ofrep;
 mod permit;
+#[cfg(feature = "frontend")]
+mod playground;
+#[cfg(feature = "frontend")]
+mod playground_explain;
 mod projects;
 mod reader;
 pub(crate) mod records;
@@ -65,6 +70,8 @@ pub use ofrep::{
     DEFAULT_OFREP_APPLICATION, OfrepAnswer, OfrepStream, STREAM_TOKEN_WINDOW_SECS, ofrep_context,
 };
 pub use permit::{Authority, Need, Permit};
+#[cfg(feature = "frontend")]
+pub use playground::MAX_PLAYGROUND_EVALUATIONS;
 pub use streaming::ClientStream;
 
 pub(crate) use flow::{MAX_ATTEMPTS, Tx, contention, event};
@@ -84,6 +91,9 @@ pub struct ToggleAdmin {
     writers: Arc<variant_writers::VariantWriters>,
     /// The client API's caches and buffers (see `client.rs`).
     client: Arc<client::ClientState>,
+    /// What this instance last learnt of maintenance mode, a guess each commit checks (see
+    /// `maintenance.rs`).
+    maintenance_seen: Arc<maintenance::MaintenanceSeen>,
 }
 
 impl ToggleAdmin {
@@ -99,6 +109,7 @@ impl ToggleAdmin {
             locks: Arc::new(views::DecisionLocks::new()),
             writers: Arc::new(variant_writers::VariantWriters::default()),
             client: Arc::new(client::ClientState::default()),
+            maintenance_seen: Arc::new(maintenance::MaintenanceSeen::default()),
         }
     }
 

@@ -246,6 +246,9 @@ pub(super) fn echo(error: &Error) -> Error {
         Error::TooManyRequests { message } => Error::TooManyRequests {
             message: message.clone(),
         },
+        Error::Maintenance { message } => Error::Maintenance {
+            message: message.clone(),
+        },
         Error::Store(source) => Error::Store(echo_store(source)),
         Error::ServiceUnavailable { source } => Error::ServiceUnavailable {
             source: echo_store(source),

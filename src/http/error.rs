@@ -104,7 +104,8 @@ impl IntoResponse for HttpError {
 pub(crate) fn error_response(error: &Error) -> Response {
     let status = StatusCode::from_u16(error.status()).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
     let body = error.body();
-    if status.is_server_error() {
+    // A refusal in maintenance mode is the service doing as told, not a failure.
+    if status.is_server_error() && !matches!(error, Error::Maintenance { .. }) {
         let mut causes = Vec::new();
         let mut source = error.source();
         while let Some(cause) = source {

@@ -156,9 +156,11 @@ mod frontend;
 mod import;
 mod keys;
 mod limits;
+mod maintenance;
 mod ofrep;
 mod openapi;
 mod operations;
+mod playground;
 mod projects;
 mod segments;
 mod streaming;
@@ -335,6 +337,8 @@ fn api(frontend_origins: &[String]) -> OpenApiRouter<ToggleAdmin> {
         frontend::routes(frontend_origins),
         ofrep::routes(frontend_origins),
         edge::routes(),
+        playground::routes(),
+        maintenance::routes(),
         #[cfg(feature = "openapi")]
         openapi::routes(),
     ]

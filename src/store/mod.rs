@@ -109,11 +109,13 @@ pub enum Collection {
     FeatureDependencies,
     /// Counters that hand out numeric ids (users, groups, roles, segments), by what they count.
     Sequences,
+    /// Settings of the whole service (maintenance mode), by name.
+    Settings,
 }
 
 impl Collection {
     /// Every collection, in a fixed order.
-    pub const ALL: [Collection; 17] = [
+    pub const ALL: [Collection; 18] = [
         Collection::Projects,
         Collection::Environments,
         Collection::Features,
@@ -131,6 +133,7 @@ impl Collection {
         Collection::FeatureTags,
         Collection::FeatureDependencies,
         Collection::Sequences,
+        Collection::Settings,
     ];
 
     /// The collection's stable name, as backends write it down.
@@ -153,6 +156,7 @@ impl Collection {
             Collection::FeatureTags => "feature-tags",
             Collection::FeatureDependencies => "feature-dependencies",
             Collection::Sequences => "sequences",
+            Collection::Settings => "settings",
         }
     }
 

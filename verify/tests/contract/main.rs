@@ -8,3 +8,5 @@ mod name_order_icu;
 mod ofrep_agreement;
 #[cfg(feature = "openapi")]
 mod openapi;
+#[cfg(feature = "http")]
+mod playground_agreement;

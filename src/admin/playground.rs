@@ -1,0 +1,593 @@
+//! The playground: what every flag of some projects gives a context, and why.
+//!
+//! A flag's verdict (`isEnabled`, `variant`) is the frontend API's, from the same document,
+//! the same cached `unleash-yggdrasil` engine and the same code path
+//! ([`ToggleAdmin::frontend_evaluator`]), so the playground and an SDK never disagree. The
+//! reasons (each strategy's, constraint's and segment's result) are the same engine's,
+//! asked part by part (see `playground_explain.rs`).
+//!
+//! The verdicts are read from the client document of the latest revision and the reasons
+//! from the stored strategies of the latest revision; a change committed between the two
+//! reads can show a reason of the newer state beside a verdict of the older one, for that
+//! one request.
+
+use std::collections::BTreeMap;
+
+use serde_json::{Map, Value};
+use unleash_types::client_features::Context;
+
+use super::client_scope::Scope;
+use super::frontend::Evaluator;
+use super::playground_explain::{DependencyProbe, Explainer};
+use super::reader::Reader;
+use super::records::{FeatureEnvironmentRecord, decode_opt, feature_environment_key};
+use super::{Authority, ToggleAdmin};
+use crate::error::{Error, ErrorDetail, Result};
+use crate::model::{
+    AdvancedPlaygroundEnvironmentFeature, AdvancedPlaygroundFeature, AdvancedPlaygroundRequest,
+    AdvancedPlaygroundResponse, Environment, PlaygroundFeature, PlaygroundProjects,
+    PlaygroundRequest, PlaygroundResponse, PlaygroundStrategies, PlaygroundVariant,
+    PlaygroundWarnings, Project,
+};
+use crate::store::Collection;
+
+/// The most evaluations (environments × flags × context combinations) one advanced
+/// playground request may ask for, as in Unleash: more → [`Error::Validation`].
+pub const MAX_PLAYGROUND_EVALUATIONS: usize = 15_000;
+
+impl ToggleAdmin {
+    /// Every flag of `request.projects` (every project when absent or `"*"`) in
+    /// `request.environment`, evaluated for `request.context`, each with its strategies',
+    /// constraints' and segments' results (`POST /api/admin/playground`).
+    ///
+    /// Any admin-API key may (Unleash needs no permission); a client or frontend key →
+    /// [`Error::NoAccess`]. [`Error::Validation`] naming the field for: an environment that
+    /// does not exist (`/environment`), a project that does not exist (`/projects/{i}`;
+    /// Unleash silently shows nothing for it), a context without `appName`
+    /// (`/context/appName`), a context value that is not a string (`/context/{field}`,
+    /// `/context/properties/{name}`; `null` is absent), a `currentTime` that is not an
+    /// RFC 3339 date-time, and a context over the frontend API's limits.
+    pub async fn playground<'a>(
+        &self,
+        authority: impl Into<Authority<'a>>,
+        request: &PlaygroundRequest,
+    ) -> Result<PlaygroundResponse> {
+        self.admit(authority.into(), &[]).await?;
+        let context = strict_context(&request.context)?;
+        let scope = self
+            .playground_scope(
+                std::slice::from_ref(&request.environment),
+                request.projects.as_ref(),
+                |_| "/environment".to_owned(),
+            )
+            .await?
+            .pop()
+            .ok_or_else(|| Error::internal("the playground lost its environment", None))?;
+        let evaluation = self.playground_evaluation(scope, &context).await?;
+        let features = evaluation.features();
+        Ok(PlaygroundResponse {
+            input: request.clone(),
+            features,
+        })
+    }
+
+    /// The playground over several environments and, for each context field whose value
+    /// is comma-separated (`"userId": "1,2"`, `"properties": {"country": "NO,DK"}`), each of
+    /// its values: every combination, in every environment, as Unleash's advanced playground
+    /// (`POST /api/admin/playground/advanced`).
+    ///
+    /// As [`playground`](Self::playground), plus: no environment → [`Error::Validation`] at
+    /// `/environments`; an unknown one at `/environments/{i}`; more than
+    /// [`MAX_PLAYGROUND_EVALUATIONS`] evaluations → [`Error::Validation`]. A top-level context
+    /// field that is not a string is left out and named in `warnings`, as in Unleash.
+    pub async fn advanced_playground<'a>(
+        &self,
+        authority: impl Into<Authority<'a>>,
+        request: &AdvancedPlaygroundRequest,
+    ) -> Result<AdvancedPlaygroundResponse> {
+        self.admit(authority.into(), &[]).await?;
+        if request.environments.is_empty() {
+            return Err(Error::invalid_at(
+                "/environments",
+                "at least one environment is needed",
+            ));
+        }
+        let (flat, invalid) = lenient_context(&request.context)?;
+        let scopes = self
+            .playground_scope(&request.environments, request.projects.as_ref(), |i| {
+                format!("/environments/{i}")
+            })
+            .await?;
+        let combinations = combinations(&flat, scopes.len())?;
+        let mut by_name: Vec<AdvancedPlaygroundFeature> = Vec::new();
+        let mut index: BTreeMap<String, usize> = BTreeMap::new();
+        for scope in scopes {
+            let environment = scope.environment.clone();
+            let mut evaluation: Option<Evaluation> = None;
+            for combination in &combinations {
+                let context = strict_context(combination)?;
+                let current = match evaluation.take() {
+                    None => self.playground_evaluation(scope.clone(), &context).await?,
+                    // The probes are compiled once per environment; only the verdicts are
+                    // asked again for each context.
+                    Some(previous) => Evaluation {
+                        evaluator: self.frontend_evaluator(scope.clone(), &context).await?,
+                        ..previous
+                    },
+                };
+                check_size(
+                    request.environments.len(),
+                    current.explainers.len(),
+                    combinations.len(),
+                )?;
+                for one in current.features() {
+                    let position = *index.entry(one.name.clone()).or_insert_with(|| {
+                        by_name.push(AdvancedPlaygroundFeature {
+                            name: one.name.clone(),
+                            project_id: one.project_id.clone(),
+                            environments: BTreeMap::new(),
+                        });
+                        by_name.len() - 1
+                    });
+                    if let Some(entry) = by_name.get_mut(position) {
+                        entry
+                            .environments
+                            .entry(environment.clone())
+                            .or_default()
+                            .push(AdvancedPlaygroundEnvironmentFeature {
+                                name: one.name,
+                                environment: environment.clone(),
+                                context: combination.clone(),
+                                project_id: one.project_id,
+                                is_enabled: one.is_enabled,
+                                is_enabled_in_current_environment: one
+                                    .is_enabled_in_current_environment,
+                                has_unsatisfied_dependency: one.has_unsatisfied_dependency,
+                                strategies: one.strategies,
+                                variant: one.variant,
+                                variants: one.variants,
+                            });
+                    }
+                }
+                evaluation = Some(current);
+            }
+        }
+        Ok(AdvancedPlaygroundResponse {
+            input: request.clone(),
+            features: by_name,
+            warnings: (!invalid.is_empty()).then_some(PlaygroundWarnings {
+                invalid_context_properties: invalid,
+            }),
+        })
+    }
+
+    /// The scope of each of `environments` with `projects`, every one of which must exist;
+    /// `at(i)` names the `i`th environment's field in an error.
+    async fn playground_scope(
+        &self,
+        environments: &[String],
+        projects: Option<&PlaygroundProjects>,
+        at: impl Fn(usize) -> String,
+    ) -> Result<Vec<Scope>> {
+        let view = self.store.view().await?;
+        let reader = Reader::View(view.as_ref());
+        let (_, known) = reader
+            .list_decoded::<Environment>(Collection::Environments)
+            .await?;
+        let (_, existing) = reader.list_decoded::<Project>(Collection::Projects).await?;
+        let mut problems = Vec::new();
+        for (i, environment) in environments.iter().enumerate() {
+            if !known.iter().any(|e| e.name == *environment) {
+                problems.push(ErrorDetail::at(
+                    at(i),
+                    format!("the environment {environment:?} does not exist"),
+                ));
+            }
+        }
+        let projects = match projects {
+            None | Some(PlaygroundProjects::All) => None,
+            Some(PlaygroundProjects::Only(list)) => {
+                for (i, project) in list.iter().enumerate() {
+                    if !existing.iter().any(|p| p.id == *project) {
+                        problems.push(ErrorDetail::at(
+                            format!("/projects/{i}"),
+                            format!("the project {project:?} does not exist"),
+                        ));
+                    }
+                }
+                Some(list.clone())
+            }
+        };
+        if !problems.is_empty() {
+            return Err(Error::validation(
+                "The playground request is not valid.",
+                problems,
+            ));
+        }
+        Ok(environments
+            .iter()
+            .map(|environment| Scope {
+                projects: projects.clone(),
+                environment: environment.clone(),
+            })
+            .collect())
+    }
+
+    /// The frontend API's evaluation of `scope` for `context`, and the explanations of its
+    /// flags.
+    async fn playground_evaluation(&self, scope: Scope, context: &Context) -> Result<Evaluation> {
+        let evaluator = self.frontend_evaluator(scope.clone(), context).await?;
+        let view = self.store.view().await?;
+        let reader = Reader::View(view.as_ref());
+        let (_, projects) = reader.list_decoded::<Project>(Collection::Projects).await?;
+        let with_environment: Vec<&str> = projects
+            .iter()
+            .filter(|p| p.environments.contains(&scope.environment))
+            .map(|p| p.id.as_str())
+            .collect();
+        let features = evaluator.features();
+        let keys: Vec<_> = features
+            .iter()
+            .map(|f| feature_environment_key(&f.name, &scope.environment))
+            .collect();
+        let records = reader.get_all(&keys).await?;
+        let (_, segments) = reader.segment_list().await?;
+        let segments = segments.iter().map(|s| (s.id, s)).collect();
+        let mut explainers = Vec::with_capacity(features.len());
+        for ((feature, key), record) in features.iter().zip(&keys).zip(&records) {
+            let in_environment = feature
+                .project
+                .as_deref()
+                .is_some_and(|p| with_environment.contains(&p));
+            let stored: FeatureEnvironmentRecord = if in_environment {
+                decode_opt(key, record.as_ref())?.unwrap_or_default()
+            } else {
+                FeatureEnvironmentRecord::default()
+            };
+            explainers.push(Explainer::build(
+                feature,
+                &scope.environment,
+                &stored.strategies,
+                stored.variants,
+                &segments,
+            )?);
+        }
+        Ok(Evaluation {
+            dependencies: DependencyProbe::build(evaluator.document()),
+            evaluator,
+            explainers,
+        })
+    }
+}
+
+/// An environment's flags compiled for the playground: the frontend API's evaluator for one
+/// context, and the probes that explain each flag.
+struct Evaluation {
+    evaluator: Evaluator,
+    explainers: Vec<Explainer>,
+    dependencies: DependencyProbe,
+}
+
+impl Evaluation {
+    /// Every flag for the evaluator's context.
+    fn features(&self) -> Vec<PlaygroundFeature> {
+        self.explainers
+            .iter()
+            .enumerate()
+            .map(|(i, explainer)| self.feature(i, explainer))
+            .collect()
+    }
+
+    /// The `i`th flag for the evaluator's context.
+    fn feature(&self, i: usize, explainer: &Explainer) -> PlaygroundFeature {
+        let evaluator = &self.evaluator;
+        let context = evaluator.context();
+        // The explainers were built in the document's order; an evaluator of a newer
+        // document (a commit between two contexts) is searched instead.
+        let features = evaluator.features();
+        let verdict = features
+            .get(i)
+            .filter(|f| f.name == explainer.name())
+            .or_else(|| features.iter().find(|f| f.name == explainer.name()))
+            .map(|f| evaluator.one(f));
+        let explained = explainer.explain(context);
+        let (is_enabled, variant) = match verdict {
+            Some(toggle) => (
+                toggle.enabled,
+                PlaygroundVariant {
+                    name: toggle.variant.name,
+                    enabled: toggle.variant.enabled,
+                    payload: toggle.variant.payload,
+                    feature_enabled: toggle.variant.feature_enabled,
+                    feature_enabled_deprecated: toggle.variant.feature_enabled_deprecated,
+                },
+            ),
+            None => (
+                false,
+                PlaygroundVariant {
+                    name: "disabled".to_owned(),
+                    enabled: false,
+                    payload: None,
+                    feature_enabled: false,
+                    feature_enabled_deprecated: false,
+                },
+            ),
+        };
+        PlaygroundFeature {
+            name: explainer.name().to_owned(),
+            project_id: explainer.project().to_owned(),
+            is_enabled,
+            is_enabled_in_current_environment: explainer.enabled_in_environment(),
+            has_unsatisfied_dependency: self
+                .dependencies
+                .unsatisfied(explainer.name(), context),
+            strategies: PlaygroundStrategies {
+                result: explained.result,
+                data: explained.data,
+            },
+            variant,
+            variants: explained
+                .variants
+                .unwrap_or_else(|| explainer.variants().to_vec()),
+        }
+    }
+}
+
+/// The context of a request: `appName` required; each field a string or `null` (absent);
+/// `properties` an object of strings; any other top-level string is a property (and wins
+/// over a property of the same name, as in Unleash).
+fn strict_context(raw: &Map<String, Value>) -> Result<Context> {
+    let mut context = Context::default();
+    let mut properties = std::collections::HashMap::new();
+    let mut extra = Vec::new();
+    let mut problems = Vec::new();
+    for (name, value) in raw {
+        if name == "properties" {
+            match value {
+                Value::Object(entries) => {
+                    for (key, value) in entries {
+                        match value {
+                            Value::String(text) => {
+                                properties.insert(key.clone(), text.clone());
+                            }
+                            Value::Null => {}
+                            other => problems.push(not_a_string(
+                                format!("/context/properties/{}", pointer_escape(key)),
+                                other,
+                            )),
+                        }
+                    }
+                }
+                Value::Null => {}
+                other => problems.push(ErrorDetail::at(
+                    "/context/properties",
+                    format!("properties must be an object, not {}", kind_of(other)),
+                )),
+            }
+            continue;
+        }
+        let text = match value {
+            Value::String(text) => text.clone(),
+            Value::Null => continue,
+            other => {
+                problems.push(not_a_string(
+                    format!("/context/{}", pointer_escape(name)),
+                    other,
+                ));
+                continue;
+            }
+        };
+        match name.as_str() {
+            "appName" => context.app_name = Some(text),
+            "userId" => context.user_id = Some(text),
+            "sessionId" => context.session_id = Some(text),
+            "remoteAddress" => context.remote_address = Some(text),
+            "environment" => context.environment = Some(text),
+            "currentTime" => context.current_time = Some(text),
+            _ => extra.push((name.clone(), text)),
+        }
+    }
+    properties.extend(extra);
+    if context.app_name.as_deref().is_none_or(str::is_empty) {
+        problems.push(ErrorDetail::at(
+            "/context/appName",
+            "the context needs an appName (at least one character)",
+        ));
+    }
+    if let Some(time) = &context.current_time
+        && chrono::DateTime::parse_from_rfc3339(time).is_err()
+    {
+        problems.push(ErrorDetail::at(
+            "/context/currentTime",
+            "currentTime must be an RFC 3339 date-time (2024-01-31T12:00:00Z)",
+        ));
+    }
+    if !problems.is_empty() {
+        problems.truncate(20);
+        return Err(Error::validation("The context is not valid.", problems));
+    }
+    context.properties = (!properties.is_empty()).then_some(properties);
+    Ok(context)
+}
+
+/// The advanced playground's context, flat (`properties` spread into the top level, as
+/// Unleash evaluates it), and the top-level fields left out because they are not strings.
+fn lenient_context(raw: &Map<String, Value>) -> Result<(Map<String, Value>, Vec<String>)> {
+    let mut flat = Map::new();
+    let mut invalid = Vec::new();
+    let mut problems = Vec::new();
+    for (name, value) in raw {
+        match (name.as_str(), value) {
+            ("properties", Value::Object(entries)) => {
+                for (key, value) in entries {
+                    match value {
+                        Value::String(_) => {
+                            flat.entry(key.clone()).or_insert_with(|| value.clone());
+                        }
+                        Value::Null => {}
+                        other => problems.push(not_a_string(
+                            format!("/context/properties/{}", pointer_escape(key)),
+                            other,
+                        )),
+                    }
+                }
+            }
+            ("properties", Value::Null) => {}
+            ("properties", other) => problems.push(ErrorDetail::at(
+                "/context/properties",
+                format!("properties must be an object, not {}", kind_of(other)),
+            )),
+            ("appName", Value::String(_)) => {
+                flat.insert(name.clone(), value.clone());
+            }
+            ("appName", other) => problems.push(not_a_string("/context/appName".to_owned(), other)),
+            (_, Value::String(_)) => {
+                // A top-level field wins over a property of the same name.
+                flat.insert(name.clone(), value.clone());
+            }
+            _ => invalid.push(name.clone()),
+        }
+    }
+    if !problems.is_empty() {
+        problems.truncate(20);
+        return Err(Error::validation("The context is not valid.", problems));
+    }
+    Ok((flat, invalid))
+}
+
+/// Every combination of the comma-separated values of `flat`'s fields, first field slowest
+/// (Unleash's order). Refused before it is built when it would exceed
+/// [`MAX_PLAYGROUND_EVALUATIONS`] with one flag per environment already.
+fn combinations(flat: &Map<String, Value>, environments: usize) -> Result<Vec<Map<String, Value>>> {
+    let split: Vec<(&String, Vec<&str>)> = flat
+        .iter()
+        .map(|(name, value)| (name, value.as_str().unwrap_or_default().split(',').collect()))
+        .collect();
+    let count = split
+        .iter()
+        .try_fold(1usize, |n, (_, values)| n.checked_mul(values.len()))
+        .unwrap_or(usize::MAX);
+    if count.saturating_mul(environments) > MAX_PLAYGROUND_EVALUATIONS {
+        check_size(environments, 1, count)?;
+    }
+    let mut out = vec![Map::new()];
+    for (name, values) in split {
+        out = out
+            .into_iter()
+            .flat_map(|partial| {
+                values.iter().map(move |value| {
+                    let mut next = partial.clone();
+                    next.insert(name.clone(), Value::String((*value).to_owned()));
+                    next
+                })
+            })
+            .collect();
+    }
+    Ok(out)
+}
+
+/// Unleash's limit on the evaluations of one advanced request, with its message.
+fn check_size(environments: usize, features: usize, contexts: usize) -> Result<()> {
+    let total = environments
+        .saturating_mul(features)
+        .saturating_mul(contexts);
+    if total > MAX_PLAYGROUND_EVALUATIONS {
+        return Err(Error::invalid_at(
+            "/context",
+            format!(
+                "Rejecting evaluation as it would generate {total} combinations exceeding {MAX_PLAYGROUND_EVALUATIONS} limit. Please reduce the number of selected environments ({environments}), features ({features}), context field combinations ({contexts})."
+            ),
+        ));
+    }
+    Ok(())
+}
+
+fn not_a_string(path: String, value: &Value) -> ErrorDetail {
+    ErrorDetail::at(
+        path,
+        format!("a context value must be a string, not {}", kind_of(value)),
+    )
+}
+
+fn kind_of(value: &Value) -> &'static str {
+    match value {
+        Value::Null => "null",
+        Value::Bool(_) => "a boolean",
+        Value::Number(_) => "a number",
+        Value::String(_) => "a string",
+        Value::Array(_) => "an array",
+        Value::Object(_) => "an object",
+    }
+}
+
+fn pointer_escape(key: &str) -> String {
+    key.chars()
+        .take(64)
+        .collect::<String>()
+        .replace('~', "~0")
+        .replace('/', "~1")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn map(value: Value) -> Map<String, Value> {
+        match value {
+            Value::Object(map) => map,
+            _ => Map::new(),
+        }
+    }
+
+    #[test]
+    fn a_context_needs_an_app_name_and_string_values() {
+        let error = strict_context(&map(json!({"userId": 7, "properties": {"a": true}})))
+            .err()
+            .map(|e| e.details().iter().map(|d| d.to_string()).collect::<Vec<_>>())
+            .unwrap_or_default();
+        assert_eq!(error.len(), 3, "{error:?}");
+        assert!(error.iter().any(|d| d.contains("/context/appName")));
+        assert!(error.iter().any(|d| d.contains("/context/userId")));
+        assert!(error.iter().any(|d| d.contains("/context/properties/a")));
+    }
+
+    #[test]
+    fn a_top_level_field_is_a_property_and_wins() {
+        let context = strict_context(&map(json!({
+            "appName": "a", "country": "NO", "properties": {"country": "DK", "tier": "gold"}
+        })))
+        .ok()
+        .and_then(|c| c.properties)
+        .unwrap_or_default();
+        assert_eq!(context.get("country").map(String::as_str), Some("NO"));
+        assert_eq!(context.get("tier").map(String::as_str), Some("gold"));
+    }
+
+    #[test]
+    fn combinations_are_the_cartesian_product() {
+        let (flat, invalid) = lenient_context(&map(json!({
+            "appName": "a", "userId": "1,2", "size": 3, "properties": {"country": "NO,DK,SE"}
+        })))
+        .unwrap_or_default();
+        assert_eq!(invalid, vec!["size".to_owned()]);
+        let all = combinations(&flat, 1).unwrap_or_default();
+        assert_eq!(all.len(), 6);
+        assert!(all.iter().all(|c| c.get("appName") == Some(&json!("a"))));
+        assert!(all.contains(&map(json!({"appName": "a", "userId": "2", "country": "SE"}))));
+    }
+
+    #[test]
+    fn too_many_combinations_are_refused_before_they_are_built() {
+        let values = (0..200).map(|i| i.to_string()).collect::<Vec<_>>().join(",");
+        let (flat, _) = lenient_context(&map(json!({
+            "appName": "a", "userId": values.clone(), "sessionId": values
+        })))
+        .unwrap_or_default();
+        let error = combinations(&flat, 1).err().map(|e| e.to_string());
+        assert!(
+            error.as_deref().is_some_and(|e| e.contains("exceeding 15000 limit")),
+            "{error:?}"
+        );
+    }
+}
