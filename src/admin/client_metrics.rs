@@ -336,33 +336,38 @@ impl ToggleAdmin {
         }
         let taken_ref = &taken;
         let written = self
-            .change_unkeyed("flush_client_metrics", "metrics", InMaintenance::Allowed, |tx| {
-                Box::pin(async move {
-                    let taken = taken_ref;
-                    let features: BTreeSet<&str> =
-                        taken.keys().map(|(f, _, _, _)| f.as_str()).collect();
-                    let keys: Vec<Key> = features.iter().map(|f| metrics_key(f)).collect();
-                    let records = tx.reader().get_all(&keys).await?;
-                    let oldest = Utc::now() - TimeDelta::hours(RETENTION_HOURS);
-                    for ((feature, key), record) in features.iter().zip(&keys).zip(&records) {
-                        let mut stored: MetricsRecord =
-                            decode_opt(key, record.as_ref())?.unwrap_or_default();
-                        let mut merged = into_map(stored.metrics);
-                        for ((f, app, env, hour), counts) in taken {
-                            if f == feature {
-                                merged
-                                    .entry((f.clone(), app.clone(), env.clone(), *hour))
-                                    .or_default()
-                                    .add(counts);
+            .change_unkeyed(
+                "flush_client_metrics",
+                "metrics",
+                InMaintenance::Allowed,
+                |tx| {
+                    Box::pin(async move {
+                        let taken = taken_ref;
+                        let features: BTreeSet<&str> =
+                            taken.keys().map(|(f, _, _, _)| f.as_str()).collect();
+                        let keys: Vec<Key> = features.iter().map(|f| metrics_key(f)).collect();
+                        let records = tx.reader().get_all(&keys).await?;
+                        let oldest = Utc::now() - TimeDelta::hours(RETENTION_HOURS);
+                        for ((feature, key), record) in features.iter().zip(&keys).zip(&records) {
+                            let mut stored: MetricsRecord =
+                                decode_opt(key, record.as_ref())?.unwrap_or_default();
+                            let mut merged = into_map(stored.metrics);
+                            for ((f, app, env, hour), counts) in taken {
+                                if f == feature {
+                                    merged
+                                        .entry((f.clone(), app.clone(), env.clone(), *hour))
+                                        .or_default()
+                                        .add(counts);
+                                }
                             }
+                            merged.retain(|(_, _, _, hour), _| *hour >= oldest);
+                            stored.metrics = from_map(merged);
+                            tx.put(key.clone(), encode(key, &stored)?);
                         }
-                        merged.retain(|(_, _, _, hour), _| *hour >= oldest);
-                        stored.metrics = from_map(merged);
-                        tx.put(key.clone(), encode(key, &stored)?);
-                    }
-                    Ok(())
-                })
-            })
+                        Ok(())
+                    })
+                },
+            )
             .await;
         if let Err(error) = written {
             if let Ok(mut buffer) = self.client.metrics.buffer.lock() {

@@ -107,35 +107,40 @@ impl ToggleAdmin {
                 "a key's secret must be 32 to 512 visible ASCII characters (no spaces)",
             ));
         }
-        self.change_unkeyed("bootstrap_admin_key", "bootstrap", InMaintenance::Refused, |tx| {
-            Box::pin(async move {
-                let existing = tx.list(Collection::ApiKeys, "").await?;
-                if !existing.records.is_empty() {
-                    return Err(Error::NoAccess {
-                        message:
-                            "An API key already exists; create further keys with an admin key."
-                                .to_owned(),
-                        permissions: vec![Permission::Admin.to_string()],
-                    });
-                }
-                let (key, stored) = key_for(name, KeyAccess::Admin, None, secret);
-                tx.put(key.clone(), encode(&key, &stored)?)
-                    .event(crate::store::NewEvent {
-                        event_type: "api-token-created".to_owned(),
-                        created_by: "bootstrap".to_owned(),
-                        created_at: Utc::now(),
-                        project: None,
-                        feature_name: None,
-                        environment: None,
-                        data: Some(key_event_data(&key, &stored.info)?),
-                        pre_data: None,
-                    });
-                Ok(NewApiKey {
-                    info: stored.info,
-                    secret: secret.to_owned(),
+        self.change_unkeyed(
+            "bootstrap_admin_key",
+            "bootstrap",
+            InMaintenance::Refused,
+            |tx| {
+                Box::pin(async move {
+                    let existing = tx.list(Collection::ApiKeys, "").await?;
+                    if !existing.records.is_empty() {
+                        return Err(Error::NoAccess {
+                            message:
+                                "An API key already exists; create further keys with an admin key."
+                                    .to_owned(),
+                            permissions: vec![Permission::Admin.to_string()],
+                        });
+                    }
+                    let (key, stored) = key_for(name, KeyAccess::Admin, None, secret);
+                    tx.put(key.clone(), encode(&key, &stored)?)
+                        .event(crate::store::NewEvent {
+                            event_type: "api-token-created".to_owned(),
+                            created_by: "bootstrap".to_owned(),
+                            created_at: Utc::now(),
+                            project: None,
+                            feature_name: None,
+                            environment: None,
+                            data: Some(key_event_data(&key, &stored.info)?),
+                            pre_data: None,
+                        });
+                    Ok(NewApiKey {
+                        info: stored.info,
+                        secret: secret.to_owned(),
+                    })
                 })
-            })
-        })
+            },
+        )
         .await
     }
 

@@ -318,9 +318,7 @@ impl Evaluation {
             project_id: explainer.project().to_owned(),
             is_enabled,
             is_enabled_in_current_environment: explainer.enabled_in_environment(),
-            has_unsatisfied_dependency: self
-                .dependencies
-                .unsatisfied(explainer.name(), context),
+            has_unsatisfied_dependency: self.dependencies.unsatisfied(explainer.name(), context),
             strategies: PlaygroundStrategies {
                 result: explained.result,
                 data: explained.data,
@@ -461,7 +459,12 @@ fn lenient_context(raw: &Map<String, Value>) -> Result<(Map<String, Value>, Vec<
 fn combinations(flat: &Map<String, Value>, environments: usize) -> Result<Vec<Map<String, Value>>> {
     let split: Vec<(&String, Vec<&str>)> = flat
         .iter()
-        .map(|(name, value)| (name, value.as_str().unwrap_or_default().split(',').collect()))
+        .map(|(name, value)| {
+            (
+                name,
+                value.as_str().unwrap_or_default().split(',').collect(),
+            )
+        })
         .collect();
     let count = split
         .iter()
@@ -544,7 +547,12 @@ mod tests {
     fn a_context_needs_an_app_name_and_string_values() {
         let error = strict_context(&map(json!({"userId": 7, "properties": {"a": true}})))
             .err()
-            .map(|e| e.details().iter().map(|d| d.to_string()).collect::<Vec<_>>())
+            .map(|e| {
+                e.details()
+                    .iter()
+                    .map(|d| d.to_string())
+                    .collect::<Vec<_>>()
+            })
             .unwrap_or_default();
         assert_eq!(error.len(), 3, "{error:?}");
         assert!(error.iter().any(|d| d.contains("/context/appName")));
@@ -574,19 +582,26 @@ mod tests {
         let all = combinations(&flat, 1).unwrap_or_default();
         assert_eq!(all.len(), 6);
         assert!(all.iter().all(|c| c.get("appName") == Some(&json!("a"))));
-        assert!(all.contains(&map(json!({"appName": "a", "userId": "2", "country": "SE"}))));
+        assert!(all.contains(&map(
+            json!({"appName": "a", "userId": "2", "country": "SE"})
+        )));
     }
 
     #[test]
     fn too_many_combinations_are_refused_before_they_are_built() {
-        let values = (0..200).map(|i| i.to_string()).collect::<Vec<_>>().join(",");
+        let values = (0..200)
+            .map(|i| i.to_string())
+            .collect::<Vec<_>>()
+            .join(",");
         let (flat, _) = lenient_context(&map(json!({
             "appName": "a", "userId": values.clone(), "sessionId": values
         })))
         .unwrap_or_default();
         let error = combinations(&flat, 1).err().map(|e| e.to_string());
         assert!(
-            error.as_deref().is_some_and(|e| e.contains("exceeding 15000 limit")),
+            error
+                .as_deref()
+                .is_some_and(|e| e.contains("exceeding 15000 limit")),
             "{error:?}"
         );
     }

@@ -78,7 +78,10 @@ impl Probe {
 
 /// A `default` strategy with these constraints and segments: what a strategy's conditions
 /// say apart from its own rule.
-fn conditions(constraints: Vec<unleash_types::client_features::Constraint>, segments: Vec<i32>) -> Strategy {
+fn conditions(
+    constraints: Vec<unleash_types::client_features::Constraint>,
+    segments: Vec<i32>,
+) -> Strategy {
     Strategy {
         name: "default".to_owned(),
         sort_order: None,

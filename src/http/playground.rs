@@ -55,5 +55,7 @@ async fn advanced_playground(
     Authenticated(caller): Authenticated,
     JsonBody(request): JsonBody<AdvancedPlaygroundRequest>,
 ) -> HttpResult<Json<AdvancedPlaygroundResponse>> {
-    Ok(Json::ok(admin.advanced_playground(&caller, &request).await?))
+    Ok(Json::ok(
+        admin.advanced_playground(&caller, &request).await?,
+    ))
 }

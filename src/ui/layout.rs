@@ -52,6 +52,7 @@ pub(crate) fn render(
                             a href=(ui.url("/archive")) { "Archive" }
                             a href=(ui.url("/segments")) { "Segments" }
                             a href=(ui.url("/context")) { "Context fields" }
+                            a href=(ui.url("/playground")) { "Playground" }
                             a href=(ui.url("/applications")) { "Applications" }
                             a href=(ui.url("/import")) { "Import" }
                             a href=(ui.url("/export")) { "Export" }
@@ -151,6 +152,11 @@ pub(crate) fn error(ui: &Ui, signed: &Signed, error: &Error) -> Response {
         return Redirect::to(&ui.url("/sign-in")).into_response();
     }
     let status = StatusCode::from_u16(error.status()).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
+    // Maintenance is said as it is: nothing went wrong, changes wait until it ends.
+    if matches!(error, Error::Maintenance { .. }) {
+        let page = Page::new("In maintenance", error_box(error));
+        return render(ui, Some(signed), &page, status);
+    }
     if status.is_server_error() {
         tracing::error!(%error, "admin page");
         return failure(ui, Some(signed), "The server could not do that.");

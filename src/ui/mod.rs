@@ -49,6 +49,7 @@ mod import;
 mod keys;
 mod layout;
 mod plan;
+mod playground;
 mod problems;
 mod projects;
 mod rollout;
@@ -242,6 +243,7 @@ impl UiConfig {
                 "/context/{name}",
                 get(context::edit_page).post(context::update),
             )
+            .route("/playground", get(playground::page))
             .route("/import", get(import::page).post(import::submit))
             .route("/export", get(import::export_page))
             .route("/export/download", get(import::download))

@@ -169,7 +169,8 @@ pub(crate) fn error_id(key: &str) -> String {
 }
 
 /// Whether `error` is shown on its form, what was typed kept (a refused input, a name taken,
-/// a permission missing), rather than as a page of its own (a missing thing, a failure).
+/// a permission missing, maintenance mode), rather than as a page of its own (a missing
+/// thing, a failure).
 pub(crate) fn belongs_on_form(error: &Error) -> bool {
     matches!(
         error,
@@ -177,6 +178,7 @@ pub(crate) fn belongs_on_form(error: &Error) -> bool {
             | Error::NameExists { .. }
             | Error::InUse { .. }
             | Error::NoAccess { .. }
+            | Error::Maintenance { .. }
     )
 }
 

@@ -116,7 +116,10 @@ async fn scenario(t: &Setup) {
     // Every key may read it.
     let r = t.call_as(&editor, Method::GET, MAINTENANCE, None).await;
     assert_eq!(r.json(), json!({"enabled": true}));
-    assert_eq!(event_types(t).await.first().map(String::as_str), Some("setting-created"));
+    assert_eq!(
+        event_types(t).await.first().map(String::as_str),
+        Some("setting-created")
+    );
     let switched = t.admin.store().revision().await.unwrap();
     assert!(switched > before);
 
@@ -141,8 +144,15 @@ async fn scenario(t: &Setup) {
             },
         )
         .await;
-    assert!(matches!(refused, Err(Error::Maintenance { .. })), "{refused:?}");
-    assert_eq!(t.admin.store().revision().await.unwrap(), switched, "nothing changed");
+    assert!(
+        matches!(refused, Err(Error::Maintenance { .. })),
+        "{refused:?}"
+    );
+    assert_eq!(
+        t.admin.store().revision().await.unwrap(),
+        switched,
+        "nothing changed"
+    );
 
     // Reads, the playground and the SDKs' APIs go on; so do SDK registrations and metrics.
     let r = t
@@ -192,7 +202,11 @@ async fn scenario(t: &Setup) {
     let stored = t.admin.feature_metrics(&t.caller, "f").await.unwrap();
     assert_eq!(stored.iter().map(|m| m.yes).sum::<u64>(), 3);
     let r = t
-        .call(Method::GET, "/api/admin/metrics/applications/checkout", None)
+        .call(
+            Method::GET,
+            "/api/admin/metrics/applications/checkout",
+            None,
+        )
         .await;
     assert_eq!(r.status, StatusCode::OK, "{}", r.text());
 
@@ -201,7 +215,10 @@ async fn scenario(t: &Setup) {
         .call(Method::POST, MAINTENANCE, Some(&json!({"enabled": false})))
         .await;
     assert_eq!(r.status, StatusCode::NO_CONTENT, "{}", r.text());
-    assert_eq!(event_types(t).await.first().map(String::as_str), Some("setting-updated"));
+    assert_eq!(
+        event_types(t).await.first().map(String::as_str),
+        Some("setting-updated")
+    );
     let r = t
         .call(
             Method::POST,
@@ -244,7 +261,10 @@ async fn maintenance_mode_on_a_file_store() {
             },
         )
         .await;
-    assert!(matches!(refused, Err(Error::Maintenance { .. })), "{refused:?}");
+    assert!(
+        matches!(refused, Err(Error::Maintenance { .. })),
+        "{refused:?}"
+    );
 }
 
 /// Two instances over one PostgreSQL schema: maintenance turned on through one refuses a
@@ -267,7 +287,10 @@ async fn maintenance_mode_reaches_every_instance_over_postgres() {
         ..Default::default()
     };
     // The second instance writes once: it has seen maintenance off.
-    second.create_feature(&caller, "p", &flag("seen-off")).await.unwrap();
+    second
+        .create_feature(&caller, "p", &flag("seen-off"))
+        .await
+        .unwrap();
     let variants = "/api/admin/projects/p/features/f/environments/production/variants";
     let patch = json!([{"op": "add", "path": "/-", "value": {"name": "blue", "weight": 1000}}]);
     let second_app = toggle_admin::http::router(second.clone());
@@ -287,7 +310,10 @@ async fn maintenance_mode_reaches_every_instance_over_postgres() {
         .await
         .unwrap();
     let refused = second.create_feature(&caller, "p", &flag("late")).await;
-    assert!(matches!(refused, Err(Error::Maintenance { .. })), "{refused:?}");
+    assert!(
+        matches!(refused, Err(Error::Maintenance { .. })),
+        "{refused:?}"
+    );
     let r = send(
         second_app.clone(),
         Method::PATCH,

@@ -145,9 +145,7 @@ async fn explanations(t: &Setup) {
     let id = rollout["id"].as_str().unwrap();
     assert_eq!(
         rollout["links"]["edit"],
-        format!(
-            "/projects/p/features/f/strategies/edit?environmentId=production&strategyId={id}"
-        )
+        format!("/projects/p/features/f/strategies/edit?environmentId=production&strategyId={id}")
     );
     let by_country = &data[1];
     assert_eq!(
@@ -347,7 +345,10 @@ async fn bad_playground_requests_are_400s_naming_the_field() {
         assert_eq!(detail_paths(&r), [field], "{body}: {}", r.text());
     }
     // Too many combinations: Unleash's limit and message.
-    let many = (0..200).map(|i| i.to_string()).collect::<Vec<_>>().join(",");
+    let many = (0..200)
+        .map(|i| i.to_string())
+        .collect::<Vec<_>>()
+        .join(",");
     let r = t
         .call(
             Method::POST,

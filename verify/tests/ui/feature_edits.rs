@@ -156,3 +156,48 @@ async fn settings_and_staleness_are_changed_and_a_bad_type_is_refused() {
     assert!(page.body.contains("is not a feature type"), "{}", page.body);
     assert_eq!(t.event_count().await, before);
 }
+
+#[tokio::test]
+async fn in_maintenance_a_form_says_so_keeps_what_was_typed_and_changes_nothing() {
+    let t = setup().await;
+    let cookie = t.sign_in(&t.secret).await;
+    t.admin
+        .set_maintenance(
+            &t.caller,
+            &toggle_admin::model::MaintenanceMode { enabled: true },
+        )
+        .await
+        .unwrap();
+    let form = "/admin/projects/shop/new-feature";
+    let page = t
+        .submit(&cookie, form, form, &[("name", "during-maintenance")])
+        .await;
+    assert_eq!(
+        page.status,
+        StatusCode::SERVICE_UNAVAILABLE,
+        "{}",
+        page.body
+    );
+    assert!(page.body.contains("maintenance"), "{}", page.body);
+    assert!(page.body.contains("value=\"during-maintenance\""));
+    let (status, _) = t
+        .api_get("/api/admin/projects/shop/features/during-maintenance")
+        .await;
+    assert_eq!(status, StatusCode::NOT_FOUND);
+    // A button's refusal is a page saying so.
+    let page = t
+        .submit(
+            &cookie,
+            "/admin/projects/shop/features/checkout",
+            "/admin/projects/shop/features/checkout/stale",
+            &[("stale", "true")],
+        )
+        .await;
+    assert_eq!(
+        page.status,
+        StatusCode::SERVICE_UNAVAILABLE,
+        "{}",
+        page.body
+    );
+    assert!(page.body.contains("In maintenance"), "{}", page.body);
+}

@@ -11,6 +11,7 @@ mod feature_edits;
 mod features;
 mod import;
 mod pages;
+mod playground;
 mod security;
 mod segments;
 mod strategies;

@@ -385,6 +385,8 @@ pub(crate) fn every_page(seeded: &Seeded) -> Vec<String> {
         "/admin/context/new".to_owned(),
         "/admin/context/country".to_owned(),
         "/admin/context/userId".to_owned(),
+        "/admin/playground".to_owned(),
+        "/admin/playground?environment=production&userId=alice&properties=country%3DNO".to_owned(),
         "/admin/applications".to_owned(),
         "/admin/keys".to_owned(),
         "/admin/events".to_owned(),
