@@ -103,7 +103,7 @@ def playground_row(h, driver, user, country):
     h.axe(driver, f"playground result ({country})")
     row = driver.find_element(By.CSS_SELECTOR, f"tr[data-flag='{FLAG}']")
     verdict = row.find_element(By.CSS_SELECTOR, "td.verdict").text.strip()
-    return verdict == "enabled", row.text
+    return verdict == "enabled", row.get_attribute("textContent")
 
 
 def run(h, driver, vera_key):
@@ -260,7 +260,7 @@ def run(h, driver, vera_key):
     h.visit(driver, f"{FEATURE}/archive", "feature-archive-again")
     h.submit(driver, driver.find_element(By.CSS_SELECTOR, "main button.danger"))
     h.visit(driver, "/admin/archive", "archive-again")
-    h.submit(driver, driver.find_element(By.CSS_SELECTOR, f"a[aria-label='Delete {FLAG} for good']"))
+    h.submit(driver, driver.find_element(By.CSS_SELECTOR, f"a[href$='/archive/{FLAG}/delete']"))
     h.shot(driver, "delete-confirm")
     h.axe(driver, "delete-confirm")
     h.submit(driver, driver.find_element(By.CSS_SELECTOR, "main button.danger"))

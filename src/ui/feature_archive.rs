@@ -157,8 +157,9 @@ pub(crate) async fn page(
                                 button.secondary type="submit" aria-label=(format!("Revive {}", f.name)) { "Revive" }
                             }
                             " "
-                            a href=(ui.url(&format!("/archive/{}/delete", seg(&f.name))))
-                                aria-label=(format!("Delete {} for good", f.name)) { "Delete for good…" }
+                            a href=(ui.url(&format!("/archive/{}/delete", seg(&f.name)))) {
+                                "Delete for good…" span.visually-hidden { " " (f.name) }
+                            }
                         }
                     }
                 }

@@ -57,6 +57,7 @@ mod segments;
 mod session;
 mod sign_in;
 mod strategy_form;
+mod strategy_moves;
 mod strategy_variants;
 mod variants;
 
@@ -199,15 +200,15 @@ impl UiConfig {
             )
             .route(
                 "/projects/{project}/features/{feature}/environments/{environment}/strategies/{id}/remove",
-                get(feature_environments::confirm_remove).post(feature_environments::remove),
+                get(strategy_moves::confirm_remove).post(strategy_moves::remove),
             )
             .route(
                 "/projects/{project}/features/{feature}/environments/{environment}/strategies/{id}/move",
-                post(feature_environments::move_strategy),
+                post(strategy_moves::move_strategy),
             )
             .route(
                 "/projects/{project}/features/{feature}/environments/{environment}/copy",
-                post(feature_environments::copy),
+                post(strategy_moves::copy),
             )
             .route(
                 "/projects/{project}/features/{feature}/environments/{environment}/enabled",

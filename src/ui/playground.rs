@@ -292,7 +292,15 @@ fn why(f: &PlaygroundFeature) -> Markup {
     } else if f.strategies.result == Outcome::Unknown {
         "A custom strategy might let it in; the server cannot tell.".to_owned()
     } else {
-        "No strategy lets this context in.".to_owned()
+        let reasons: Vec<String> = f
+            .strategies
+            .data
+            .iter()
+            .enumerate()
+            .filter(|(_, s)| !s.disabled)
+            .map(|(i, s)| format!("strategy {}: {}", i + 1, left_out_by(s)))
+            .collect();
+        format!("No strategy lets this context in ({}).", reasons.join("; "))
     };
     html! {
         p.why { (line) }
@@ -303,6 +311,18 @@ fn why(f: &PlaygroundFeature) -> Markup {
             }
         }
     }
+}
+
+/// What keeps a strategy from letting the context in: its first failing constraint or
+/// segment, else its own rule.
+fn left_out_by(s: &PlaygroundStrategy) -> String {
+    if let Some(c) = s.constraints.iter().find(|c| !c.result) {
+        return format!("{} fails", describe(&c.constraint));
+    }
+    if let Some(g) = s.segments.iter().find(|g| !g.result) {
+        return format!("not in segment {}", g.name);
+    }
+    format!("its {} rule leaves it out", s.name)
 }
 
 fn strategy(s: &PlaygroundStrategy) -> Markup {

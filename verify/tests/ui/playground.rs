@@ -98,7 +98,8 @@ async fn the_playground_agrees_with_the_frontend_api_and_says_why() {
     let checkout = row(&page.body, "checkout");
     assert!(checkout.contains(">disabled<"), "{checkout}");
     assert!(
-        checkout.contains("No strategy lets this context in."),
+        checkout
+            .contains("No strategy lets this context in (strategy 1: country is NO or SE fails)."),
         "{checkout}"
     );
     assert!(
