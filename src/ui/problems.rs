@@ -83,6 +83,23 @@ impl Problems {
             Error::Validation { details, .. } => details.as_slice(),
             _ => &[],
         };
+        // The facade's headline repeats the details (and may speak of "the import", whose
+        // checks strategies share): when every detail has its field, the count says enough.
+        let placed_all = !details.is_empty()
+            && details.iter().all(|d| {
+                let path = d
+                    .path
+                    .as_deref()
+                    .map(|p| renumber(&key_of(p), lists))
+                    .unwrap_or_default();
+                fields.iter().any(|key| covers(key, &path))
+            });
+        if placed_all {
+            problems.headline = Some(match details.len() {
+                1 => "the form has a problem.".to_owned(),
+                n => format!("the form has {n} problems."),
+            });
+        }
         for detail in details {
             let path = detail
                 .path
@@ -111,7 +128,7 @@ impl Problems {
     pub(crate) fn field(key: &str, message: impl Into<String>) -> Self {
         let message = message.into();
         Problems {
-            headline: Some("The form has a problem; nothing was changed.".to_owned()),
+            headline: Some("the form has a problem.".to_owned()),
             placed: vec![(key.to_owned(), message)],
             general: Vec::new(),
         }
