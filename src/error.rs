@@ -122,6 +122,8 @@ pub enum Error {
     NotFound {
         /// Says which resource is missing.
         message: String,
+        /// Where, when a request names several things (a bulk operation's features).
+        details: Vec<ErrorDetail>,
     },
     /// A name is already taken.
     #[error("{message}")]
@@ -233,7 +235,9 @@ impl Error {
     /// other kinds.
     pub fn details(&self) -> &[ErrorDetail] {
         match self {
-            Error::Validation { details, .. } | Error::InUse { details, .. } => details,
+            Error::Validation { details, .. }
+            | Error::InUse { details, .. }
+            | Error::NotFound { details, .. } => details,
             _ => &[],
         }
     }
@@ -261,6 +265,15 @@ impl Error {
     pub fn not_found(message: impl Into<String>) -> Self {
         Error::NotFound {
             message: message.into(),
+            details: Vec::new(),
+        }
+    }
+
+    /// A not-found error naming each missing thing at its path.
+    pub fn not_found_at(message: impl Into<String>, details: Vec<ErrorDetail>) -> Self {
+        Error::NotFound {
+            message: message.into(),
+            details,
         }
     }
 
@@ -302,7 +315,9 @@ impl Error {
             other => other.to_string(),
         };
         let details = match self {
-            Error::Validation { details, .. } | Error::InUse { details, .. } => details.clone(),
+            Error::Validation { details, .. }
+            | Error::InUse { details, .. }
+            | Error::NotFound { details, .. } => details.clone(),
             Error::NoAccess { permissions, .. } => permissions
                 .iter()
                 .map(|p| ErrorDetail::general(format!("missing permission {p}")))

@@ -10,7 +10,7 @@ use crate::auth::Caller;
 use crate::error::{Error, ErrorDetail, Result};
 use crate::import::{builtin_strategy_definitions, is_builtin_strategy};
 use crate::model::Permission;
-use crate::model::{ContextField, StrategyDefinition, TagType};
+use crate::model::{ContextField, StrategyDefinition, TagType, TagTypeUpdate};
 use crate::names::{MAX_NAME, display_name_problem, name_problem};
 use crate::store::{Collection, Json, Key};
 
@@ -271,7 +271,7 @@ impl ToggleAdmin {
         &self,
         caller: &Caller,
         name: &str,
-        tag_type: &TagType,
+        tag_type: &TagTypeUpdate,
     ) -> Result<()> {
         let permit = self
             .permit(caller, &[Need::root(Permission::CreateTagType)])

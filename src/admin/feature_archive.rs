@@ -81,8 +81,9 @@ fn batch_names(features: &[String]) -> Result<Vec<String>> {
 }
 
 /// Reads the features of a batch through `tx`, all of `project` and archived or not as
-/// `archived` says; every one that is not is named with its index in one 400 (404 when the
-/// project is missing).
+/// `archived` says; every one that is not is named with its index in one 400, or a 404 when
+/// the project is missing or every such name is of no feature
+/// ([`bulk_refusal`](super::records::bulk_refusal)).
 async fn batch_records(
     tx: &mut Tx<'_>,
     project: &str,
@@ -94,6 +95,7 @@ async fn batch_records(
         return Err(project_not_found(project));
     }
     let mut problems = Vec::new();
+    let mut missing = 0;
     let mut records = Vec::new();
     for (index, name) in features.iter().enumerate() {
         let key = feature_key(name);
@@ -108,19 +110,19 @@ async fn batch_records(
                     format!("the feature \"{name}\" is archived")
                 },
             )),
-            _ => problems.push(ErrorDetail::at(
-                format!("/features/{index}"),
-                format!("there's no feature named \"{name}\" in project \"{project}\""),
-            )),
+            _ => {
+                missing += 1;
+                problems.push(ErrorDetail::at(
+                    format!("/features/{index}"),
+                    format!("there's no feature named \"{name}\" in project \"{project}\""),
+                ))
+            }
         }
     }
     if problems.is_empty() {
         Ok(records)
     } else {
-        Err(Error::validation(
-            "Some features cannot be changed; nothing was changed.",
-            problems,
-        ))
+        Err(super::records::bulk_refusal(problems, missing))
     }
 }
 
@@ -218,7 +220,8 @@ impl ToggleAdmin {
     /// Archive the features `names` of `project` at once (Unleash's
     /// `POST /api/admin/projects/{p}/archive`). Needs `DELETE_FEATURE` in the project.
     /// Atomic: when one name is not an active feature of the project, nothing is archived
-    /// and the 400 names every such feature with its index (Unleash archives what it can).
+    /// and the 400 names every such feature with its index (Unleash archives what it can);
+    /// a 404 when every such name is of no feature.
     pub async fn archive_features(
         &self,
         caller: &Caller,
@@ -310,7 +313,8 @@ impl ToggleAdmin {
     /// Revive the archived features `names` of `project`: back in the project, off in every
     /// environment (`feature-revived`, `feature-environment-disabled` where one was on).
     /// Needs `UPDATE_FEATURE` in the project. Atomic: a name that is not an archived feature
-    /// of the project → 400 naming each with its index, nothing changed.
+    /// of the project → 400 naming each with its index (a 404 when every such name is of no
+    /// feature), nothing changed.
     pub async fn revive_features(
         &self,
         caller: &Caller,
@@ -345,7 +349,9 @@ impl ToggleAdmin {
     /// Delete the archived features `names` of `project` for good, with their environments,
     /// tags and dependencies (`feature-deleted` each); the names are free again. Needs
     /// `DELETE_FEATURE` in the project. Only archived features may be deleted. Atomic: a name
-    /// that is not an archived feature of the project → 400 naming each with its index.
+    /// that is not an archived feature of the project → 400 naming each with its index (a 404
+    /// when every such name is of no feature). Unleash answers 200 to a name that is not
+    /// archived and deletes nothing; we say so.
     pub async fn delete_features(
         &self,
         caller: &Caller,

@@ -320,8 +320,9 @@ impl ToggleAdmin {
     /// (Unleash's `bulk_features/environments/{e}/on|off`), each as
     /// [`set_feature_enabled`](Self::set_feature_enabled) does. Needs what that needs.
     /// Atomic: 404 when the project or the environment (of the project) is missing; when a
-    /// name is not an active feature of the project, nothing changes and the 400 names every
-    /// such feature with its index (Unleash changes the features before the bad one).
+    /// name is not an active feature of the project, nothing changes: a 404 when every such
+    /// name is of no feature (as Unleash answers), else a 400 naming every such feature with
+    /// its index (Unleash changes the features before the bad one).
     pub async fn set_features_enabled(
         &self,
         caller: &Caller,
@@ -365,6 +366,7 @@ impl ToggleAdmin {
                     )));
                 }
                 let mut problems = Vec::new();
+                let mut missing = 0;
                 let mut found = Vec::new();
                 for (index, name) in names.iter().enumerate() {
                     let keys = feature_environment_keys(project, name, environment);
@@ -379,17 +381,19 @@ impl ToggleAdmin {
                             format!("/features/{index}"),
                             format!("the feature \"{name}\" is archived"),
                         )),
-                        _ => problems.push(crate::ErrorDetail::at(
-                            format!("/features/{index}"),
-                            format!("there's no feature named \"{name}\" in project \"{project}\""),
-                        )),
+                        _ => {
+                            missing += 1;
+                            problems.push(crate::ErrorDetail::at(
+                                format!("/features/{index}"),
+                                format!(
+                                    "there's no feature named \"{name}\" in project \"{project}\""
+                                ),
+                            ))
+                        }
                     }
                 }
                 if !problems.is_empty() {
-                    return Err(Error::validation(
-                        "Some features cannot be changed; nothing was changed.",
-                        problems,
-                    ));
+                    return Err(super::records::bulk_refusal(problems, missing));
                 }
                 let mut seen = std::collections::BTreeSet::new();
                 for (name, keys, records) in found {

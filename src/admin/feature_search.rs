@@ -10,7 +10,7 @@ use super::records::{FeatureEnvironmentRecord, FeatureRecord, FeatureTagsRecord,
 use crate::auth::Caller;
 use crate::error::{Error, ErrorDetail, Result};
 use crate::model::{
-    Environment, Feature, FeatureSearch, FeatureSearchQuery, MAX_SEARCH_PAGE, Project, Tag,
+    Environment, Feature, FeatureSearch, FeatureSearchQuery, MAX_SEARCH_PAGE, Project, Segment, Tag,
 };
 use crate::store::{Collection, Key};
 
@@ -68,6 +68,34 @@ fn number(
             default
         }),
     }
+}
+
+/// What a search result shows beyond [`feature_view`], as Unleash's search does: when it was
+/// archived (never, here), its dependency type (`null`: search shows no dependencies), the
+/// names of the segments its strategies use, and each environment's change requests (none:
+/// there are no change requests).
+fn search_item(view: &mut Feature, record: &FeatureRecord, segments: &[Segment]) {
+    view.archived_at = Some(record.archived_at);
+    view.extra
+        .insert("dependencyType".to_owned(), serde_json::Value::Null);
+    let mut used: Vec<String> = Vec::new();
+    for environment in view.environments.iter_mut().flatten() {
+        environment
+            .extra
+            .insert("changeRequestIds".to_owned(), serde_json::json!([]));
+        for strategy in environment.strategies.iter().flatten() {
+            for id in &strategy.segments {
+                if let Some(segment) = segments.iter().find(|s| s.id == *id)
+                    && !used.contains(&segment.name)
+                {
+                    used.push(segment.name.clone());
+                }
+            }
+        }
+    }
+    used.sort();
+    view.extra
+        .insert("segments".to_owned(), serde_json::json!(used));
 }
 
 impl ToggleAdmin {
@@ -224,6 +252,7 @@ impl ToggleAdmin {
             .list_decoded::<Environment>(Collection::Environments)
             .await?;
         let (_, all_projects) = reader.list_decoded::<Project>(Collection::Projects).await?;
+        let (_, segments) = reader.list_decoded::<Segment>(Collection::Segments).await?;
         let mut page: Vec<Feature> = Vec::new();
         for record in matches.into_iter().skip(offset).take(limit) {
             let Some(project) = all_projects.iter().find(|p| p.id == record.project) else {
@@ -253,6 +282,7 @@ impl ToggleAdmin {
             view.tags = Some(Some(tags_of.get(&record.name).cloned().unwrap_or_default()));
             view.dependencies = None;
             view.children = None;
+            search_item(&mut view, record, &segments);
             page.push(view);
         }
         Ok(FeatureSearch {

@@ -183,6 +183,16 @@ impl ToggleAdmin {
             .unwrap_or_default()
             .into_iter()
             .find(|e| e.name == environment)
+            .map(|mut e| {
+                // Alone, a feature environment is named for its feature, and so is each
+                // strategy, as in Unleash.
+                e.name = name.to_owned();
+                e.environment = Some(environment.to_owned());
+                for strategy in e.strategies.iter_mut().flatten() {
+                    strategy.feature_name = Some(name.to_owned());
+                }
+                e
+            })
             .ok_or_else(|| super::records::environment_not_found(environment))
     }
 
@@ -217,6 +227,11 @@ impl ToggleAdmin {
     /// features included) → [`Error::NameExists`], and match the
     /// project's naming pattern; the project's feature limit counts its features that are
     /// not archived. The feature starts disabled in every environment of its project.
+    ///
+    /// The body may carry what the Terraform provider sends with it: `project` (must be
+    /// `project`), `archived` (only `false`), `stale` (taken), `environments` and
+    /// `variants` (only `null` or `[]`); anything else there → [`Error::Validation`] naming
+    /// the field.
     pub async fn create_feature(
         &self,
         caller: &Caller,
@@ -229,6 +244,7 @@ impl ToggleAdmin {
         if let Some(problem) = name_problem(&feature.name, 100) {
             return Err(Error::invalid_at("name", problem));
         }
+        creation_problems(project, feature)?;
         let user = self.acting_user(caller).await?;
         let user = &user;
         self.change("create_feature", permit, |tx| {
@@ -286,7 +302,7 @@ impl ToggleAdmin {
                         .unwrap_or_else(|| "release".to_owned()),
                     description: feature.description.clone(),
                     impression_data: feature.impression_data.unwrap_or(false),
-                    stale: false,
+                    stale: feature.stale.unwrap_or(false),
                     archived: false,
                     archived_at: None,
                     created_at: Utc::now(),
@@ -343,6 +359,44 @@ pub(crate) struct FeatureLinks<'a> {
 /// project in the environments' sort order, with its type, its strategies (in their sort
 /// order, every field) and variants, and the default (disabled, nothing configured) where
 /// nothing is stored.
+/// What a creation body may not say: another project, `archived: true`, environments or
+/// variants (they are set through their own routes).
+fn creation_problems(project: &str, feature: &NewFeature) -> Result<()> {
+    let mut problems = Vec::new();
+    if let Some(named) = &feature.project
+        && named != project
+    {
+        problems.push(crate::error::ErrorDetail::at(
+            "/project",
+            format!("the project \"{named}\" is not the one of the path (\"{project}\")"),
+        ));
+    }
+    if feature.archived == Some(true) {
+        problems.push(crate::error::ErrorDetail::at(
+            "/archived",
+            "a feature cannot be created archived",
+        ));
+    }
+    for (path, value) in [
+        ("/environments", &feature.environments),
+        ("/variants", &feature.variants),
+    ] {
+        match value {
+            None | Some(serde_json::Value::Null) => {}
+            Some(serde_json::Value::Array(items)) if items.is_empty() => {}
+            Some(_) => problems.push(crate::error::ErrorDetail::at(
+                path,
+                "only null or [] is accepted here; set environments and variants through their own routes",
+            )),
+        }
+    }
+    if problems.is_empty() {
+        Ok(())
+    } else {
+        Err(Error::validation("The feature is not valid.", problems))
+    }
+}
+
 pub(crate) fn feature_view(
     record: &FeatureRecord,
     project: &Project,

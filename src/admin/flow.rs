@@ -15,10 +15,10 @@
 //!   the system makes progress), then gives up with [`Error::Contention`];
 //! * a change set that writes nothing is not committed (an operation that finds nothing to
 //!   do writes no event);
-//! * while the service is in maintenance mode (`maintenance.rs`) every write is refused
-//!   with [`Error::Maintenance`] before it decides, and every commit expects the switch's
-//!   record at the revision the write saw, so a write racing the switch's commit (on any
-//!   instance) conflicts and is refused on its retry. The exemptions are explicit:
+//! * while the service is in maintenance mode (`maintenance.rs`) every write that would
+//!   change something is refused with [`Error::Maintenance`], and every commit expects the
+//!   switch's record at the revision the write saw, so a write racing the switch's commit
+//!   (on any instance) conflicts and is refused on its retry. The exemptions are explicit:
 //!   [`ToggleAdmin::change_in_maintenance`] (the switch itself, SDK registrations) and
 //!   [`InMaintenance::Allowed`] for the writes no key admits (buffered SDK metrics);
 //! * text with NUL is refused before it reaches any store (PostgreSQL cannot hold it, and
@@ -81,6 +81,11 @@ impl<'s> Tx<'s> {
             changes: ChangeSet::new(),
             actor,
         }
+    }
+
+    /// Who the change is by, as its events name them.
+    pub(crate) fn actor(&self) -> &str {
+        &self.actor
     }
 
     /// A reader whose every read becomes a precondition of this transaction's commit.
@@ -296,15 +301,14 @@ impl ToggleAdmin {
                 Ok(permit) => permit.caller().info.name.clone(),
                 Err(actor) => (*actor).to_owned(),
             };
-            let switch = match in_maintenance {
-                InMaintenance::Refused => Some(self.maintenance_precondition().await?),
-                InMaintenance::Allowed => None,
-            };
             let mut tx = Tx::new(self, actor);
             let outcome = match decide(&mut tx).await {
                 Ok(value) if tx.is_empty() => return Ok(value),
                 Ok(value) => {
-                    if let Some((key, revision)) = switch {
+                    // A write that changes nothing is no write: it passes in maintenance
+                    // (a server restarted with a start-up file it already imported).
+                    if in_maintenance == InMaintenance::Refused {
+                        let (key, revision) = self.maintenance_precondition().await?;
                         tx.expect_revision(key, revision);
                     }
                     let basis = permit.as_ref().map_or(&[][..], Permit::basis);

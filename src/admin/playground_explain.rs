@@ -151,6 +151,8 @@ pub(super) struct Explainer {
     /// The active strategies together, the flag switched on and its dependencies left
     /// out: what the strategies say.
     strategies: Probe,
+    /// Whether any strategy is active (not disabled).
+    any_active: bool,
     each: Vec<StrategyProbe>,
     /// The flag's environment variants.
     variants: Vec<crate::model::Variant>,
@@ -244,6 +246,7 @@ impl Explainer {
         active_segments.sort_by_key(|s| s.id);
         active_segments.dedup_by_key(|s| s.id);
         Ok(Self {
+            any_active: !active.is_empty(),
             strategies: Probe::new(feature, active, &active_segments),
             feature: feature.clone(),
             environment: environment.to_owned(),
@@ -362,7 +365,11 @@ impl Explainer {
                     .collect(),
             });
         }
-        let result = if self.strategies.holds(context) {
+        let result = if !self.any_active {
+            // Without a strategy to ask, a flag is what its switch says (as in Unleash's
+            // playground; an SDK sees it so).
+            Outcome::Decided(self.feature.enabled)
+        } else if self.strategies.holds(context) {
             Outcome::Decided(true)
         } else if unknown {
             Outcome::Unknown

@@ -321,3 +321,16 @@ pub(crate) fn in_use(what: &str, uses: &[crate::model::StrategyUse]) -> Error {
         details: use_details(uses),
     }
 }
+
+/// The refusal of a bulk operation over features, nothing changed: a 404 naming them when
+/// every problem is a feature that does not exist (as Unleash answers), else one 400 listing
+/// every problem.
+pub(crate) fn bulk_refusal(problems: Vec<crate::error::ErrorDetail>, missing: usize) -> Error {
+    if missing == problems.len() {
+        return Error::not_found_at("Some features do not exist; nothing was changed.", problems);
+    }
+    Error::validation(
+        "Some features cannot be changed; nothing was changed.",
+        problems,
+    )
+}

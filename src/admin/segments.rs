@@ -46,6 +46,7 @@ impl ToggleAdmin {
                     project: segment.project.clone(),
                     constraints,
                     created_at: Some(chrono::Utc::now()),
+                    created_by: Some(tx.actor().to_owned()),
                 };
                 let key = segment_key(created.id);
                 let value = encode(&key, &created)?;
@@ -131,6 +132,7 @@ impl ToggleAdmin {
                     project: segment.project.clone(),
                     constraints,
                     created_at: current.created_at,
+                    created_by: current.created_by.clone(),
                 };
                 if updated == current {
                     return Ok(());

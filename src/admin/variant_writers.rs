@@ -230,8 +230,9 @@ pub(super) fn echo(error: &Error) -> Error {
             message: message.clone(),
             permissions: permissions.clone(),
         },
-        Error::NotFound { message } => Error::NotFound {
+        Error::NotFound { message, details } => Error::NotFound {
             message: message.clone(),
+            details: details.clone(),
         },
         Error::NameExists { message } => Error::NameExists {
             message: message.clone(),

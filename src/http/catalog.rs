@@ -7,7 +7,7 @@ use serde::Serialize;
 use super::error::{HttpResult, Json};
 use super::extract::{Authenticated, JsonBody, Params};
 use crate::ToggleAdmin;
-use crate::model::{StrategyDefinition, TagType};
+use crate::model::{StrategyDefinition, TagType, TagTypeUpdate};
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 
@@ -226,7 +226,7 @@ async fn reactivate_strategy(
     path = "/api/admin/tag-types/{name}",
     tag = "catalog",
     params(super::openapi::NamePath),
-    request_body(content = TagType, description = "The tag type's new description, icon and colour (its `name` is ignored).", content_type = "application/json"),
+    request_body(content = TagTypeUpdate, description = "The tag type's new description, icon and colour (a `name` is ignored).", content_type = "application/json"),
     responses(
         (status = 200, description = "Updated; no body."),
         super::openapi::BodyErrors
@@ -236,7 +236,7 @@ async fn update_tag_type(
     State(admin): State<ToggleAdmin>,
     Authenticated(caller): Authenticated,
     Params(name): Params<String>,
-    JsonBody(tag_type): JsonBody<TagType>,
+    JsonBody(tag_type): JsonBody<TagTypeUpdate>,
 ) -> HttpResult<StatusCode> {
     admin.update_tag_type(&caller, &name, &tag_type).await?;
     Ok(StatusCode::OK)

@@ -6,7 +6,7 @@ use axum::extract::State;
 use super::error::{HttpResult, Json};
 use super::extract::{Authenticated, JsonBody, Params};
 use crate::ToggleAdmin;
-use crate::model::{NewProject, Project};
+use crate::model::{NewProject, Project, ProjectOverview};
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 
@@ -42,7 +42,7 @@ async fn create_project(
     tag = "projects",
     params(super::openapi::ProjectPath),
     responses(
-        (status = 200, description = "The project.", body = Project),
+        (status = 200, description = "The project, as Unleash's project overview (`environments: [{environment}]`).", body = ProjectOverview),
         super::openapi::Errors
     )
 )]
@@ -50,6 +50,6 @@ async fn read_project(
     State(admin): State<ToggleAdmin>,
     Authenticated(caller): Authenticated,
     Params(project): Params<String>,
-) -> HttpResult<Json<Project>> {
-    Ok(Json::ok(admin.project(&caller, &project).await?))
+) -> HttpResult<Json<ProjectOverview>> {
+    Ok(Json::ok(admin.project(&caller, &project).await?.into()))
 }

@@ -28,6 +28,7 @@ pub fn strategy_definitions() -> Vec<StrategyDefinition> {
         |name: &str, display: &str, description: &str, parameters| StrategyDefinition {
             name: name.to_owned(),
             display_name: Some(display.to_owned()),
+            title: None,
             description: Some(description.to_owned()),
             editable: false,
             deprecated: false,

@@ -15,9 +15,12 @@ use serde::{Deserialize, Serialize};
 pub struct StrategyDefinition {
     /// The name strategies use to refer to it; 1–100 URL-friendly characters.
     pub name: String,
-    /// A name for people.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    /// A name for people; `null` when it has none, as Unleash shows it.
+    #[serde(default)]
     pub display_name: Option<String>,
+    /// A title for people; `null` when it has none, as Unleash shows it.
+    #[serde(default)]
+    pub title: Option<String>,
     /// What it does.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub description: Option<String>,

@@ -230,7 +230,7 @@ impl ParentDependency {
 }
 
 /// A feature to create in a project: `POST /api/admin/projects/{p}/features`.
-#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 #[cfg_attr(feature = "http", derive(utoipa::ToSchema))]
 pub struct NewFeature {
@@ -245,6 +245,24 @@ pub struct NewFeature {
     /// Whether clients emit impression events for it; false when absent.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub impression_data: Option<bool>,
+    /// Whether it starts stale; false when absent (Unleash takes it on creation too).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stale: Option<bool>,
+    /// The project, if given: must be the one of the path. The Terraform provider sends
+    /// its whole feature body, these fields and the ones below included.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub project: Option<String>,
+    /// Only `false` is accepted.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub archived: Option<bool>,
+    /// Accepted as `null` or `[]` only; environments are set through their own routes.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "http", schema(value_type = Option<Vec<Object>>))]
+    pub environments: Option<serde_json::Value>,
+    /// Accepted as `null` or `[]` only; variants are set per environment.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "http", schema(value_type = Option<Vec<Object>>))]
+    pub variants: Option<serde_json::Value>,
 }
 
 /// A project's archived features, as Unleash lists them

@@ -166,8 +166,8 @@ pub struct PlaygroundFeature {
 #[cfg_attr(feature = "http", derive(utoipa::ToSchema))]
 pub struct PlaygroundStrategies {
     /// Whether the strategies enable the flag for the context, whatever its environment
-    /// switch: `true` when one does (or when it has no active strategy), `"unknown"` when none
-    /// does but a custom strategy might, else `false`.
+    /// switch: `true` when one does, `"unknown"` when none does but a custom strategy might,
+    /// else `false`; without an active strategy, the environment switch (as in Unleash).
     #[cfg_attr(feature = "http", schema(value_type = Object))]
     pub result: Outcome,
     /// Each strategy in order, disabled ones included.

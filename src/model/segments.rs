@@ -26,6 +26,10 @@ pub struct Segment {
     /// When it was created.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub created_at: Option<DateTime<Utc>>,
+    /// Who created it, as the events name them (absent for segments created before this was
+    /// kept, and for imported ones).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub created_by: Option<String>,
 }
 
 /// A segment to create: `POST /api/admin/segments`. `name` is required.

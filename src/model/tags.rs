@@ -53,6 +53,34 @@ pub struct TagType {
     pub extra: Map<String, Value>,
 }
 
+/// A tag type's new description, icon and colour: the body of
+/// `PUT /api/admin/tag-types/{name}`. The path names the type; a `name` in the body is
+/// accepted and ignored, as in Unleash. A member left out keeps its value.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "http", derive(utoipa::ToSchema))]
+pub struct TagTypeUpdate {
+    /// Ignored: the path names the type.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub name: Option<String>,
+    /// Description.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub description: Option<String>,
+    /// Icon; `null` removes it.
+    #[serde(
+        default,
+        deserialize_with = "super::double_option",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub icon: Option<Option<String>>,
+    /// Colour, `#RRGGBB`; `null` removes it.
+    #[serde(
+        default,
+        deserialize_with = "super::double_option",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub color: Option<Option<String>>,
+}
+
 /// A feature's tag as Unleash lists it: with its tag type's colour (`null` when the type
 /// has none).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]

@@ -235,7 +235,9 @@ async fn lifecycle(t: &Setup) {
         .await;
     assert_eq!(r.status, StatusCode::OK, "{}", r.text());
     assert_eq!(r.json()["enabled"], true);
-    assert_eq!(r.json()["name"], "production");
+    // Named for its feature, as in Unleash.
+    assert_eq!(r.json()["name"], "f2");
+    assert_eq!(r.json()["environment"], "production");
     t.call(
         Method::GET,
         "/api/admin/projects/p/features/f2/environments/staging",
@@ -258,10 +260,11 @@ async fn lifecycle(t: &Setup) {
         t,
         "/api/admin/projects/p/bulk_features/environments/production/on",
         json!({"features": ["f", "nope", "g"]}),
-        StatusCode::BAD_REQUEST,
+        StatusCode::NOT_FOUND,
     )
     .await;
-    r.error(StatusCode::BAD_REQUEST, "ValidationError");
+    // Features the project lacks: 404 as in Unleash, every one named, nothing changed.
+    r.error(StatusCode::NOT_FOUND, "NotFoundError");
     assert_eq!(detail_paths(&r), ["/features/1", "/features/2"]);
     assert!(frontend_toggles(t, &frontend).await.is_empty());
     post(
@@ -313,7 +316,7 @@ async fn lifecycle(t: &Setup) {
         t,
         "/api/admin/projects/p/archive",
         json!({"features": ["f2", "nope"]}),
-        StatusCode::BAD_REQUEST,
+        StatusCode::NOT_FOUND,
     )
     .await;
     assert_eq!(detail_paths(&r), ["/features/1"]);
@@ -543,12 +546,15 @@ async fn batches_with_bad_features_change_nothing_and_name_every_problem() {
             json!({"features": ["f", "g", "nope", "h"]}),
         ),
     ] {
-        let r = post(&t, path, body, StatusCode::BAD_REQUEST).await;
-        r.error(StatusCode::BAD_REQUEST, "ValidationError");
-        let paths = detail_paths(&r);
         if path.ends_with("archive") || path.ends_with("stale") {
-            assert_eq!(paths, ["/features/1", "/features/2"], "{path}");
+            // Every problem is a feature the project lacks: 404, as Unleash answers.
+            let r = post(&t, path, body, StatusCode::NOT_FOUND).await;
+            r.error(StatusCode::NOT_FOUND, "NotFoundError");
+            assert_eq!(detail_paths(&r), ["/features/1", "/features/2"], "{path}");
         } else {
+            let r = post(&t, path, body, StatusCode::BAD_REQUEST).await;
+            r.error(StatusCode::BAD_REQUEST, "ValidationError");
+            let paths = detail_paths(&r);
             // Revive and delete take archived features only: every one here is a problem.
             assert_eq!(
                 paths,

@@ -205,7 +205,11 @@ async fn explanations(t: &Setup) {
     let g = feature(&all, "g");
     assert_eq!(g["isEnabled"], false);
     assert_eq!(g["isEnabledInCurrentEnvironment"], false);
-    assert_eq!(g["strategies"], json!({"result": true, "data": []}));
+    assert_eq!(
+        g["strategies"],
+        json!({"result": false, "data": []}),
+        "off, no strategy"
+    );
 
     // The advanced playground: two environments × two countries × two users.
     let r = t

@@ -191,7 +191,7 @@ async fn a_client_sets_up_and_reads_back_everything_over_http() {
         .await;
     assert_eq!(
         project["environments"],
-        json!(["development", "production"])
+        json!([{"environment": "development"}, {"environment": "production"}])
     );
 
     // Create a feature, patch its variants, read them back.

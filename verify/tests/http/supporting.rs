@@ -47,7 +47,7 @@ async fn projects_environments_features_round_trip() {
     assert_eq!(r.status, StatusCode::OK);
     assert!(r.body.is_empty());
     let r = t.call(Method::GET, "/api/admin/projects/shop", None).await;
-    assert_eq!(r.json()["environments"], json!(["qa"]));
+    assert_eq!(r.json()["environments"], json!([{"environment": "qa"}]));
     let r = t
         .call(
             Method::POST,

@@ -230,4 +230,21 @@ pub const DIVERGENCES: &[Divergence] = &[
                 && matches!(ours.status, 200 | 400 | 404 | 405)
         },
     },
+    Divergence {
+        rule: "BEHAVIOUR.md §rule of thumb: bad input that Unleash answers with a 500 (deleting a built-in strategy) gets a clear 4xx naming it",
+        examples: &["strategy/delete-builtin"],
+        applies: |case, ours| {
+            unleash_status(case) == 500 && (400..500).contains(&ours.status) && ours.body.is_some()
+        },
+    },
+    Divergence {
+        rule: "BEHAVIOUR.md §rule of thumb: deleting for good a feature that is not archived is refused with a 400 saying so (Unleash answers 200 and deletes nothing)",
+        examples: &["archive/delete-not-archived"],
+        applies: |case, ours| {
+            group(case) == "archive"
+                && unleash_status(case) == 200
+                && ours.status == 400
+                && ours.says("is not archived")
+        },
+    },
 ];

@@ -30,7 +30,7 @@ impl Callers {
 
 /// The state the cases assume (the README's "The state the cases assume").
 pub async fn world(admin: ToggleAdmin) -> (Router, Callers) {
-    let key = admin.bootstrap_admin_key("admin").await.unwrap();
+    let key = admin.bootstrap_admin_key("bench-admin").await.unwrap();
     let root = admin.authenticate(Some(&key.secret)).await.unwrap();
     for (name, kind, enabled, order) in [
         ("default", "production", false, 1),
