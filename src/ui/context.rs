@@ -93,7 +93,8 @@ impl Draft {
             .iter()
             .enumerate()
             .filter(|(_, (value, description, remove))| {
-                !remove && !(value.is_empty() && description.is_empty())
+                let blank = value.is_empty() && description.is_empty();
+                !(*remove || blank)
             })
             .map(|(i, (value, description, _))| {
                 let legal = LegalValue {

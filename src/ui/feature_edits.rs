@@ -160,6 +160,7 @@ pub(crate) async fn create(
         feature_type: Some(settings.feature_type.clone()),
         description: Some(settings.description.clone()).filter(|d| !d.trim().is_empty()),
         impression_data: Some(settings.impression_data),
+        ..NewFeature::default()
     };
     match ui
         .admin

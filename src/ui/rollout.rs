@@ -106,6 +106,7 @@ mod tests {
             project: None,
             constraints: vec![],
             created_at: None,
+            created_by: None,
         };
         let everyone = FeatureStrategy::new("default");
         assert_eq!(

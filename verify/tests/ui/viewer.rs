@@ -63,6 +63,10 @@ async fn a_viewer_sees_everything_and_is_told_why_it_cannot_change_it() {
     assert!(!page.body.contains("You can look at this"));
 }
 
+/// A form a Viewer sends: the page with the form, where it posts, the form, the permission
+/// its refusal names.
+type Refusal<'a> = (String, String, Vec<(&'a str, &'a str)>, &'a str);
+
 #[tokio::test]
 async fn every_form_of_a_viewer_is_refused_with_the_reason_and_changes_nothing() {
     let t = setup().await;
@@ -72,8 +76,7 @@ async fn every_form_of_a_viewer_is_refused_with_the_reason_and_changes_nothing()
     let strategies = format!("{feature}/environments/production/strategies");
     let strategy = format!("{strategies}/{}", seeded.strategy);
     let segment = format!("/admin/segments/{}", seeded.segment);
-    // (page with the form, where it posts, the form, the permission named)
-    let forms: Vec<(String, String, Vec<(&str, &str)>, &str)> = vec![
+    let forms: Vec<Refusal> = vec![
         (
             "/admin/projects/shop/new-feature".into(),
             "/admin/projects/shop/new-feature".into(),
