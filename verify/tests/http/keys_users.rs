@@ -2,13 +2,9 @@
 //! expired key refused at the next call, over every store. The caller and users are in
 //! `users_admin.rs`.
 
-use std::sync::Arc;
-
 use axum::http::{Method, StatusCode};
 use serde_json::{Value, json};
 use test_support::http::*;
-use test_support::store::TempDir;
-use toggle_admin::{FileStore, MemoryStore, Store, ToggleAdmin};
 
 async fn send(
     t: &Setup,
@@ -339,28 +335,7 @@ async fn scenario(t: &Setup) {
     names_and_expiry(t).await;
 }
 
-#[tokio::test]
-async fn keys_on_a_memory_store() {
-    scenario(&setup_on(ToggleAdmin::new(MemoryStore::new())).await).await;
-}
-
-#[tokio::test]
-async fn keys_on_a_file_store() {
-    let dir = TempDir::new("keys-users");
-    let store: Arc<dyn Store> = Arc::new(FileStore::open(dir.path()).unwrap());
-    scenario(&setup_on(ToggleAdmin::from_arc(store)).await).await;
-}
-
-#[cfg(feature = "postgres")]
-#[tokio::test(flavor = "multi_thread")]
-async fn keys_on_a_postgres_store() {
-    let Some(url) = test_support::postgres::database_url() else {
-        return;
-    };
-    let schema = test_support::postgres::TestSchema::new(&url);
-    let store: Arc<dyn Store> = Arc::new(schema.connect(4).await);
-    scenario(&setup_on(ToggleAdmin::from_arc(store)).await).await;
-}
+on_every_store!(scenario => keys_on_a_memory_store, keys_on_a_file_store, keys_on_a_postgres_store);
 
 /// A project member manages the project's keys; a viewer may not, whatever the body.
 #[tokio::test]

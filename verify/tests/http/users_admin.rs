@@ -2,13 +2,9 @@
 //! and changing, finding and deleting users; every deleted key or user refused at the next
 //! call, over every store.
 
-use std::sync::Arc;
-
 use axum::http::{Method, StatusCode};
 use serde_json::{Value, json};
 use test_support::http::*;
-use test_support::store::TempDir;
-use toggle_admin::{FileStore, MemoryStore, Store, ToggleAdmin};
 
 async fn send(
     t: &Setup,
@@ -377,25 +373,4 @@ async fn users(t: &Setup) {
         .error(StatusCode::NOT_FOUND, "NotFoundError");
 }
 
-#[tokio::test]
-async fn users_on_a_memory_store() {
-    users(&setup_on(ToggleAdmin::new(MemoryStore::new())).await).await;
-}
-
-#[tokio::test]
-async fn users_on_a_file_store() {
-    let dir = TempDir::new("users-admin");
-    let store: Arc<dyn Store> = Arc::new(FileStore::open(dir.path()).unwrap());
-    users(&setup_on(ToggleAdmin::from_arc(store)).await).await;
-}
-
-#[cfg(feature = "postgres")]
-#[tokio::test(flavor = "multi_thread")]
-async fn users_on_a_postgres_store() {
-    let Some(url) = test_support::postgres::database_url() else {
-        return;
-    };
-    let schema = test_support::postgres::TestSchema::new(&url);
-    let store: Arc<dyn Store> = Arc::new(schema.connect(4).await);
-    users(&setup_on(ToggleAdmin::from_arc(store)).await).await;
-}
+on_every_store!(users => users_on_a_memory_store, users_on_a_file_store, users_on_a_postgres_store);
