@@ -3,55 +3,11 @@
 //! call, over every store.
 
 use axum::http::{Method, StatusCode};
-use serde_json::{Value, json};
+use serde_json::json;
 use test_support::http::*;
 
-async fn send(
-    t: &Setup,
-    method: Method,
-    path: &str,
-    body: Option<Value>,
-    status: StatusCode,
-) -> Value {
-    let r = t.call(method.clone(), path, body.as_ref()).await;
-    assert_eq!(r.status, status, "{method} {path} {body:?}: {}", r.text());
-    if r.body.is_empty() {
-        Value::Null
-    } else {
-        r.json()
-    }
-}
-
-async fn send_as(
-    t: &Setup,
-    key: &str,
-    method: Method,
-    path: &str,
-    body: Option<Value>,
-    status: StatusCode,
-) -> Value {
-    let r = t.call_as(key, method.clone(), path, body.as_ref()).await;
-    assert_eq!(r.status, status, "{method} {path} {body:?}: {}", r.text());
-    if r.body.is_empty() {
-        Value::Null
-    } else {
-        r.json()
-    }
-}
-
-fn detail_paths(body: &Value) -> Vec<String> {
-    body["details"]
-        .as_array()
-        .map(|d| {
-            d.iter()
-                .map(|d| d["path"].as_str().unwrap_or_default().to_owned())
-                .collect()
-        })
-        .unwrap_or_default()
-}
-
 async fn event_count(t: &Setup, event_type: &str) -> usize {
-    let log = send(
+    let log = expect(
         t,
         Method::GET,
         &format!("/api/admin/events?type={event_type}&limit=1000"),
@@ -68,9 +24,9 @@ fn in_an_hour() -> String {
 
 /// The caller, its profile and its own keys; changing, finding and deleting users.
 async fn users(t: &Setup) {
-    let user = send(t, Method::POST, "/api/admin/user-admin", Some(json!({"username": "alice", "email": "alice@example.com", "name": "Alice Smith", "rootRole": 2})), StatusCode::CREATED).await;
+    let user = expect(t, Method::POST, "/api/admin/user-admin", Some(json!({"username": "alice", "email": "alice@example.com", "name": "Alice Smith", "rootRole": 2})), StatusCode::CREATED).await;
     let id = user["id"].as_i64().unwrap();
-    let key = send(
+    let key = expect(
         t,
         Method::POST,
         &format!("/api/admin/user-admin/{id}/tokens"),
@@ -96,13 +52,13 @@ async fn users(t: &Setup) {
             .iter()
             .any(|p| p["permission"] == "CREATE_FEATURE")
     );
-    let me = send(t, Method::GET, "/api/admin/user", None, StatusCode::OK).await;
+    let me = expect(t, Method::GET, "/api/admin/user", None, StatusCode::OK).await;
     assert_eq!(me["user"]["isAPI"], true);
     assert_eq!(me["user"]["username"], "test-admin");
     assert_eq!(me["permissions"], json!([{"permission": "ADMIN"}]));
     assert!(!me.to_string().contains(&t.secret));
 
-    let profile = send_as(
+    let profile = expect_as(
         t,
         &alice,
         Method::GET,
@@ -113,7 +69,7 @@ async fn users(t: &Setup) {
     .await;
     assert_eq!(profile["rootRole"]["name"], "Editor");
     assert_eq!(profile["projects"], json!([]));
-    send(
+    expect(
         t,
         Method::PUT,
         "/api/admin/projects/p/access",
@@ -122,7 +78,7 @@ async fn users(t: &Setup) {
     )
     .await;
     assert_eq!(
-        send_as(
+        expect_as(
             t,
             &alice,
             Method::GET,
@@ -135,7 +91,7 @@ async fn users(t: &Setup) {
     );
 
     // Her own keys.
-    let own = send_as(
+    let own = expect_as(
         t,
         &alice,
         Method::POST,
@@ -146,7 +102,7 @@ async fn users(t: &Setup) {
     .await;
     let cli = own["secret"].as_str().unwrap().to_owned();
     assert_eq!(own["userId"], id);
-    let listed = send_as(
+    let listed = expect_as(
         t,
         &alice,
         Method::GET,
@@ -170,7 +126,7 @@ async fn users(t: &Setup) {
             .all(|k| k.get("secret").is_none()),
         "{listed}"
     );
-    send_as(
+    expect_as(
         t,
         &cli,
         Method::GET,
@@ -207,7 +163,7 @@ async fn users(t: &Setup) {
     t.call(Method::GET, "/api/admin/user/tokens", None)
         .await
         .error(StatusCode::FORBIDDEN, "NoAccessError");
-    send_as(
+    expect_as(
         t,
         &alice,
         Method::DELETE,
@@ -229,7 +185,7 @@ async fn users(t: &Setup) {
     .error(StatusCode::NOT_FOUND, "NotFoundError");
 
     // Search: not taken for an id.
-    send(
+    expect(
         t,
         Method::POST,
         "/api/admin/user-admin",
@@ -237,7 +193,7 @@ async fn users(t: &Setup) {
         StatusCode::CREATED,
     )
     .await;
-    let found = send(
+    let found = expect(
         t,
         Method::GET,
         "/api/admin/user-admin/search?q=SMI",
@@ -248,7 +204,7 @@ async fn users(t: &Setup) {
     assert_eq!(found.as_array().unwrap().len(), 1, "{found}");
     assert_eq!(found[0]["id"], id);
     assert_eq!(
-        send(
+        expect(
             t,
             Method::GET,
             "/api/admin/user-admin/search?q=bo",
@@ -259,7 +215,7 @@ async fn users(t: &Setup) {
         "bob"
     );
     assert_eq!(
-        send(
+        expect(
             t,
             Method::GET,
             "/api/admin/user-admin/search?q=a",
@@ -287,10 +243,10 @@ async fn users(t: &Setup) {
         .await
         .error(StatusCode::BAD_REQUEST, "ValidationError");
     assert_eq!(
-        send(t, Method::GET, &path, None, StatusCode::OK).await["rootRole"],
+        expect(t, Method::GET, &path, None, StatusCode::OK).await["rootRole"],
         2
     );
-    send_as(
+    expect_as(
         t,
         &alice,
         Method::POST,
@@ -299,7 +255,7 @@ async fn users(t: &Setup) {
         StatusCode::CREATED,
     )
     .await;
-    let changed = send(
+    let changed = expect(
         t,
         Method::PUT,
         &path,
@@ -310,7 +266,7 @@ async fn users(t: &Setup) {
     assert_eq!(changed["name"], "Alice Jones");
     assert_eq!(changed["email"], "alice@example.com", "kept");
     assert_eq!(
-        send(t, Method::GET, &path, None, StatusCode::OK).await["rootRole"],
+        expect(t, Method::GET, &path, None, StatusCode::OK).await["rootRole"],
         3
     );
     t.call_as(
@@ -321,7 +277,7 @@ async fn users(t: &Setup) {
     )
     .await
     .error(StatusCode::FORBIDDEN, "NoAccessError");
-    let overview = send(
+    let overview = expect(
         t,
         Method::GET,
         &format!("{path}/permissions?project=p&environment=production"),
@@ -349,7 +305,7 @@ async fn users(t: &Setup) {
 
     // Deleting her: her key is refused at once, she leaves the project.
     let before = event_count(t, "user-deleted").await;
-    send(t, Method::DELETE, &path, None, StatusCode::OK).await;
+    expect(t, Method::DELETE, &path, None, StatusCode::OK).await;
     t.call_as(&alice, Method::GET, "/api/admin/user", None)
         .await
         .error(StatusCode::UNAUTHORIZED, "AuthenticationRequired");
@@ -357,7 +313,7 @@ async fn users(t: &Setup) {
         .await
         .error(StatusCode::NOT_FOUND, "NotFoundError");
     assert_eq!(
-        send(
+        expect(
             t,
             Method::GET,
             "/api/admin/projects/p/access",
