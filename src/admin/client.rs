@@ -109,9 +109,10 @@ impl ToggleAdmin {
     ) -> Result<ClientFeaturesDocument> {
         let cache_key = (scope, query.clone());
         let latest = self.store.revision().await?;
-        if let Some(document) = self.cached(&cache_key, latest) {
-            return Ok(document);
-        }
+        let earlier = match self.cached(&cache_key) {
+            Some((revision, document)) if revision == latest => return Ok(document),
+            earlier => earlier.map(|(_, document)| document),
+        };
         let view = self.store.view().await?;
         let revision = view.revision();
         let features = self
@@ -122,10 +123,17 @@ impl ToggleAdmin {
         })?;
         let digest = Sha256::digest(json.as_bytes());
         let hex: String = digest.iter().take(10).map(|b| format!("{b:02x}")).collect();
-        let document = ClientFeaturesDocument {
-            etag: format!("\"{hex}\"").into(),
-            json: json.into(),
-            features: Arc::new(features),
+        let etag = format!("\"{hex}\"");
+        // A commit the scope does not see (a metrics write, another environment's change)
+        // leaves the document as it was: the earlier one is kept, so that what is built
+        // from it (the frontend API's compiled engine) is not built again.
+        let document = match earlier {
+            Some(earlier) if *earlier.etag == etag && *earlier.json == json => earlier,
+            _ => ClientFeaturesDocument {
+                etag: etag.into(),
+                json: json.into(),
+                features: Arc::new(features),
+            },
         };
         if let Ok(mut cache) = self.client.cache.lock() {
             if cache.len() >= CACHE_ENTRIES {
@@ -141,16 +149,13 @@ impl ToggleAdmin {
         Ok(document)
     }
 
+    /// The cached document of `key` and the revision it was read at.
     fn cached(
         &self,
         key: &(Scope, ClientFeaturesQuery),
-        latest: Revision,
-    ) -> Option<ClientFeaturesDocument> {
+    ) -> Option<(Revision, ClientFeaturesDocument)> {
         let cache = self.client.cache.lock().ok()?;
-        match cache.get(key) {
-            Some((revision, document)) if *revision == latest => Some(document.clone()),
-            _ => None,
-        }
+        cache.get(key).cloned()
     }
 
     pub(super) async fn read_client_features(

@@ -163,8 +163,15 @@ impl IntoResponse for OfrepError {
 
 /// `value` as JSON with `status`.
 fn json<T: Serialize>(status: StatusCode, value: &T) -> Response {
-    match serde_json::to_vec(value) {
-        Ok(bytes) => (
+    json_sized(status, value, 128)
+}
+
+/// `value` as JSON with `status`, written into a buffer of `capacity` bytes to begin with
+/// (a bulk answer's size is known roughly: it is not grown and copied on the way).
+fn json_sized<T: Serialize>(status: StatusCode, value: &T, capacity: usize) -> Response {
+    let mut bytes = Vec::with_capacity(capacity);
+    match serde_json::to_writer(&mut bytes, value) {
+        Ok(()) => (
             status,
             [(
                 header::CONTENT_TYPE,
@@ -387,7 +394,9 @@ async fn evaluate_flags(
                     url,
                 });
             }
-            let mut response = json(StatusCode::OK, &flags);
+            // About 110 bytes a flag, more with a payload.
+            let capacity = flags.flags.len().saturating_mul(128).saturating_add(1024);
+            let mut response = json_sized(StatusCode::OK, &flags, capacity);
             if let Ok(value) = HeaderValue::from_str(&etag) {
                 response.headers_mut().insert(header::ETAG, value);
             }

@@ -7,8 +7,10 @@
 //! every flag of the key's scope ([`OfrepBulk`]), and names the stream that announces changes
 //! ([`OfrepEventStream`], protocol 0.3.0's `eventStreams`).
 
+use std::borrow::Cow;
+
 use serde::{Deserialize, Serialize};
-use serde_json::{Map, Value};
+use serde_json::Value;
 
 /// Why a flag has its value (OpenFeature's resolution reasons, as OFREP sends them).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -53,9 +55,21 @@ pub struct OfrepEvaluation {
     /// Why it has that value.
     pub reason: OfrepReason,
     /// `disabled` off, `enabled` on without a variant, else the chosen variant's name.
-    pub variant: String,
-    /// `enabled` (whether the flag is on for the context) and, for a payload, `payloadType`.
-    pub metadata: Map<String, Value>,
+    pub variant: Cow<'static, str>,
+    /// Whether the flag is on, and the payload's type.
+    pub metadata: OfrepMetadata,
+}
+
+/// An evaluation's `metadata` (OFREP leaves its fields to the server).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct OfrepMetadata {
+    /// Whether the flag is on for the context (a variant's payload may be its value).
+    pub enabled: bool,
+    /// The chosen variant's payload type (`string`, `json`, `csv`, `number`), when it has
+    /// a payload.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub payload_type: Option<String>,
 }
 
 /// A flag, or a request, that could not be evaluated.
