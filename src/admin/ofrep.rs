@@ -420,16 +420,18 @@ pub(crate) fn unconditional(feature: &ClientFeature) -> bool {
     strategies.iter().any(|strategy| {
         let plain = strategy.constraints.as_ref().is_none_or(Vec::is_empty)
             && strategy.segments.as_ref().is_none_or(Vec::is_empty);
-        let everyone = match strategy.name.as_str() {
-            "default" => true,
-            "flexibleRollout" => strategy
-                .parameters
-                .as_ref()
-                .and_then(|p| p.get("rollout"))
-                .is_some_and(|r| r.trim() == "100"),
-            _ => false,
-        };
-        plain && everyone
+        // The parameters looked up only for a plain strategy: a bulk answer asks this of
+        // every flag that is on.
+        plain
+            && match strategy.name.as_str() {
+                "default" => true,
+                "flexibleRollout" => strategy
+                    .parameters
+                    .as_ref()
+                    .and_then(|p| p.get("rollout"))
+                    .is_some_and(|r| r.trim() == "100"),
+                _ => false,
+            }
     })
 }
 
