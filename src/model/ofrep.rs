@@ -163,7 +163,11 @@ impl OfrepEvaluation {
             OfrepReason::Split => b",\"reason\":\"SPLIT\",\"variant\":",
             OfrepReason::Disabled => b",\"reason\":\"DISABLED\",\"variant\":",
         });
-        write_str(out, &self.variant)?;
+        match &*self.variant {
+            "disabled" => out.extend_from_slice(b"\"disabled\""),
+            "enabled" => out.extend_from_slice(b"\"enabled\""),
+            other => write_str(out, other)?,
+        }
         out.extend_from_slice(if self.metadata.enabled {
             b",\"metadata\":{\"enabled\":true".as_slice()
         } else {
@@ -181,10 +185,8 @@ impl OfrepEvaluation {
 /// `text` as a JSON string: as it is between quotes when nothing in it needs escaping (a
 /// flag's name never does), else as serde escapes it.
 fn write_str(out: &mut Vec<u8>, text: &str) -> serde_json::Result<()> {
-    if text
-        .bytes()
-        .all(|b| b >= 0x20 && b != b'"' && b != b'\\' && b != 0x7f)
-    {
+    if text.bytes().all(|b| PLAIN[usize::from(b)]) {
+        out.reserve(text.len() + 2);
         out.push(b'"');
         out.extend_from_slice(text.as_bytes());
         out.push(b'"');
@@ -193,6 +195,20 @@ fn write_str(out: &mut Vec<u8>, text: &str) -> serde_json::Result<()> {
         serde_json::to_writer(&mut *out, text)
     }
 }
+
+/// The bytes a JSON string holds as they are: all but control characters, `"` and `\`
+/// (UTF-8 sequences included, as serde writes them).
+const PLAIN: [bool; 256] = {
+    let mut plain = [true; 256];
+    let mut b = 0;
+    while b < 0x20 {
+        plain[b] = false;
+        b += 1;
+    }
+    plain[b'"' as usize] = false;
+    plain[b'\\' as usize] = false;
+    plain
+};
 
 #[cfg(test)]
 mod tests {
@@ -227,6 +243,12 @@ mod tests {
                     json!(true),
                     OfrepReason::TargetingMatch,
                     "enabled",
+                ),
+                evaluation(
+                    "caf\u{e9}\u{7f}",
+                    json!(false),
+                    OfrepReason::Disabled,
+                    "disabled",
                 ),
                 evaluation("s", json!("blue"), OfrepReason::Split, "blue"),
                 evaluation("n", json!(4.5), OfrepReason::Split, "half"),
