@@ -41,9 +41,42 @@ pub(crate) struct ClientState {
     /// Taken by the one request building a scope's document: the others wait for it
     /// rather than build the same document beside it.
     building: Mutex<HashMap<(Scope, ClientFeaturesQuery), Arc<tokio::sync::Mutex<()>>>>,
+    /// The latest commits of this instance that no document reads (see
+    /// [`ClientState::unread_commit`]).
+    unread: Mutex<BTreeSet<Revision>>,
     /// The frontend API's evaluation engines, built from the documents above.
     #[cfg(feature = "frontend")]
     pub(super) frontend: super::frontend::FrontendEngines,
+}
+
+/// How many of the latest unread commits are remembered.
+const UNREAD_COMMITS: usize = 256;
+
+impl ClientState {
+    /// Remember that the commit of `revision` wrote nothing any client document reads
+    /// (only usage metrics and registrations, in the applications collection): a document
+    /// read before it is still current after it. SDKs and OFREP report usage all the time;
+    /// without this, each write of their metrics would have every scope's document read
+    /// and encoded again (and the frontend API's engine waiting for it).
+    pub(super) fn unread_commit(&self, revision: Revision) {
+        if let Ok(mut unread) = self.unread.lock() {
+            unread.insert(revision);
+            while unread.len() > UNREAD_COMMITS {
+                unread.pop_first();
+            }
+        }
+    }
+
+    /// Whether every commit after `read` up to `latest` is one no document reads (commits
+    /// of other instances, which this one does not know, are not).
+    fn unread_between(&self, read: Revision, latest: Revision) -> bool {
+        let Ok(unread) = self.unread.lock() else {
+            return false;
+        };
+        latest > read
+            && latest.0 - read.0 <= UNREAD_COMMITS as u64
+            && (read.0 + 1..=latest.0).all(|r| unread.contains(&Revision(r)))
+    }
 }
 
 impl ToggleAdmin {
@@ -112,10 +145,14 @@ impl ToggleAdmin {
     ) -> Result<ClientFeaturesDocument> {
         let cache_key = (scope, query.clone());
         let latest = self.store.revision().await?;
-        if let Some((revision, document)) = self.cached(&cache_key)
-            && revision == latest
-        {
-            return Ok(document);
+        if let Some((revision, document)) = self.cached(&cache_key) {
+            if revision == latest {
+                return Ok(document);
+            }
+            if self.client.unread_between(revision, latest) {
+                self.cache_document(cache_key, latest, &document);
+                return Ok(document);
+            }
         }
         // After a commit every request of a busy scope misses the cache at once: one builds
         // the document, the others wait for it (a build takes as long as the flags of the
@@ -148,18 +185,28 @@ impl ToggleAdmin {
                 features: Arc::new(features),
             },
         };
+        self.cache_document(cache_key, revision, &document);
+        Ok(document)
+    }
+
+    /// Cache `document` as read at `revision`, unless a newer one is cached.
+    fn cache_document(
+        &self,
+        key: (Scope, ClientFeaturesQuery),
+        revision: Revision,
+        document: &ClientFeaturesDocument,
+    ) {
         if let Ok(mut cache) = self.client.cache.lock() {
             if cache.len() >= CACHE_ENTRIES {
                 cache.clear();
             }
             let newer = cache
-                .get(&cache_key)
+                .get(&key)
                 .is_some_and(|(cached, _)| *cached > revision);
             if !newer {
-                cache.insert(cache_key, (revision, document.clone()));
+                cache.insert(key, (revision, document.clone()));
             }
         }
-        Ok(document)
     }
 
     /// The gate of the builds of `key`'s document.
@@ -365,4 +412,29 @@ pub(super) fn wire<T: serde::Serialize, W: serde::de::DeserializeOwned>(value: &
                 Some(Box::new(e)),
             )
         })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_document_outlives_only_commits_known_to_be_unread() {
+        let state = ClientState::default();
+        state.unread_commit(Revision(5));
+        state.unread_commit(Revision(6));
+        state.unread_commit(Revision(8));
+        assert!(state.unread_between(Revision(4), Revision(6)));
+        assert!(state.unread_between(Revision(5), Revision(6)));
+        // 7 is a commit this instance did not make, or one a document reads.
+        assert!(!state.unread_between(Revision(4), Revision(8)));
+        assert!(!state.unread_between(Revision(3), Revision(6)));
+        assert!(!state.unread_between(Revision(6), Revision(6)));
+        for r in 9..(9 + UNREAD_COMMITS as u64) {
+            state.unread_commit(Revision(r));
+        }
+        // Only the latest are remembered.
+        assert!(!state.unread_between(Revision(7), Revision(8)));
+        assert!(state.unread_between(Revision(8), Revision(8 + UNREAD_COMMITS as u64)));
+    }
 }

@@ -352,22 +352,28 @@ impl ToggleAdmin {
                 |tx| {
                     Box::pin(async move {
                         let taken = taken_ref;
-                        let features: BTreeSet<&str> =
-                            taken.keys().map(|(f, _, _, _)| f.as_str()).collect();
-                        let keys: Vec<Key> = features.iter().map(|f| metrics_key(f)).collect();
+                        // The buckets by feature, in one pass (the buffer is ordered by
+                        // feature first).
+                        let mut features: Vec<(&str, Vec<(&Bucket, &Counts)>)> = Vec::new();
+                        for (bucket, counts) in taken {
+                            match features.last_mut() {
+                                Some((feature, buckets)) if *feature == bucket.0 => {
+                                    buckets.push((bucket, counts));
+                                }
+                                _ => features.push((bucket.0.as_str(), vec![(bucket, counts)])),
+                            }
+                        }
+                        let keys: Vec<Key> = features.iter().map(|(f, _)| metrics_key(f)).collect();
                         let records = tx.reader().get_all(&keys).await?;
                         let oldest = Utc::now() - TimeDelta::hours(RETENTION_HOURS);
-                        for ((feature, key), record) in features.iter().zip(&keys).zip(&records) {
+                        for (((_, buckets), key), record) in
+                            features.iter().zip(&keys).zip(&records)
+                        {
                             let mut stored: MetricsRecord =
                                 decode_opt(key, record.as_ref())?.unwrap_or_default();
                             let mut merged = into_map(stored.metrics);
-                            for ((f, app, env, hour), counts) in taken {
-                                if f == feature {
-                                    merged
-                                        .entry((f.clone(), app.clone(), env.clone(), *hour))
-                                        .or_default()
-                                        .add(counts);
-                                }
+                            for (bucket, counts) in buckets {
+                                merged.entry((*bucket).clone()).or_default().add(counts);
                             }
                             merged.retain(|(_, _, _, hour), _| *hour >= oldest);
                             stored.metrics = from_map(merged);

@@ -336,7 +336,15 @@ impl ToggleAdmin {
     /// Commit `changes` and announce the commit to the read side.
     async fn commit_changes(&self, changes: ChangeSet) -> Result<Revision> {
         super::stored_text::refuse_nul(&changes)?;
+        let unread = !changes.writes.is_empty()
+            && changes
+                .writes
+                .iter()
+                .all(|w| w.key().collection == Collection::Applications);
         let revision = self.store.commit(changes).await?;
+        if unread {
+            self.client.unread_commit(revision);
+        }
         self.committed(revision);
         Ok(revision)
     }

@@ -1,6 +1,8 @@
 //! OFREP's usage metrics through the router, over every store: bulk and single evaluations
 //! counted with SDK reports of the same flags and application, readable at once, written in
-//! one flush and never twice, and counted across a change of the flags between requests.
+//! one flush and never twice, and counted across a change of the flags between requests;
+//! and the writes of metrics, which keep the evaluated documents, never hide a change of
+//! the flags, this instance's or another's.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -146,6 +148,63 @@ async fn counting(t: &Setup) {
     t.admin.flush_client_metrics().await.unwrap();
     assert_eq!(shop(t, "f").await, (9, 1, json!({"blue": 8, "red": 1})));
     assert_eq!(shop(t, "h").await, (1, 4, json!({})));
+}
+
+/// Whether `h` is on for `key`, evaluated in bulk.
+async fn h_is_on(t: &Setup, key: &str) -> bool {
+    let r = t
+        .call_as(key, Method::POST, FLAGS, Some(&json!({"context": {}})))
+        .await;
+    assert_eq!(r.status, StatusCode::OK, "{}", r.text());
+    let flags = r.json()["flags"].as_array().unwrap().clone();
+    let h = flags.iter().find(|f| f["key"] == "h").unwrap();
+    h["value"].as_bool().unwrap()
+}
+
+/// Two instances on one store: `t`'s writes its metrics, `other` switches `h`.
+async fn metrics_writes_hide_no_change(store: Arc<dyn Store>) {
+    let t = setup_on(ToggleAdmin::from_arc(store.clone())).await;
+    t.admin
+        .set_metrics_flush_interval(Duration::from_secs(3600));
+    let key = flags(&t).await;
+    let other = ToggleAdmin::from_arc(store);
+    let other = Setup {
+        caller: other.authenticate(Some(&t.secret)).await.unwrap(),
+        secret: t.secret.clone(),
+        app: toggle_admin::http::router(other.clone()),
+        admin: other,
+    };
+    let switch = |on: bool| {
+        let verb = if on { "on" } else { "off" };
+        format!("/api/admin/projects/p/features/h/environments/production/{verb}")
+    };
+    assert!(!h_is_on(&t, &key).await);
+    for writer in [&other, &t, &other] {
+        // A write of metrics (each evaluation counted), then a change: seen at once.
+        t.admin.flush_client_metrics().await.unwrap();
+        assert!(!h_is_on(&t, &key).await);
+        // A change, then a write of metrics: the change is seen behind it.
+        ok(writer, Method::POST, &switch(true), None).await;
+        t.admin.flush_client_metrics().await.unwrap();
+        assert!(h_is_on(&t, &key).await);
+        ok(writer, Method::POST, &switch(false), None).await;
+        assert!(!h_is_on(&t, &key).await);
+    }
+}
+
+#[tokio::test]
+async fn metrics_writes_hide_no_change_on_a_memory_store() {
+    metrics_writes_hide_no_change(Arc::new(MemoryStore::new())).await;
+}
+
+#[cfg(feature = "postgres")]
+#[tokio::test(flavor = "multi_thread")]
+async fn metrics_writes_hide_no_change_on_a_postgres_store() {
+    let Some(url) = test_support::postgres::database_url() else {
+        return;
+    };
+    let schema = test_support::postgres::TestSchema::new(&url);
+    metrics_writes_hide_no_change(Arc::new(schema.connect(4).await)).await;
 }
 
 #[tokio::test]
