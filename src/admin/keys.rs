@@ -135,6 +135,8 @@ impl ToggleAdmin {
                             environment: None,
                             data: Some(key_event_data(&key, &stored.info)?),
                             pre_data: None,
+                            created_by_user_id: Some(crate::model::SYSTEM_USER_ID),
+                            tags: None,
                         });
                     Ok(NewApiKey {
                         info: stored.info,

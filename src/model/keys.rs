@@ -196,10 +196,13 @@ impl ApiKeyBody {
     }
 }
 
-/// A key as `/api/admin/api-tokens` shows it; `secret` only when it was just created.
+/// A key as `/api/admin/api-tokens` shows it (Unleash's `apiTokenSchema`); `secret` only when
+/// it was just created: listings never show a secret (Unleash's do).
 ///
+/// * `id`: the key's public id, which revokes it (Unleash revokes a token by its secret,
+///   which listings here do not show).
 /// * `type`: `admin` (every permission), `grants` (explicit grants, created through the
-///   library) or `user` (acts as the user `userId`).
+///   library; `grants` lists them), `user` (acts as the user `userId`), or a client key's type.
 /// * `projects`: the projects the key is limited to, `["*"]` when it is not limited to some
 ///   (an admin key, a key acting as a user — which may do what the user may do — or a key
 ///   with a grant for every project); `project` is the same list joined with `,`, as in
@@ -207,7 +210,8 @@ impl ApiKeyBody {
 /// * `environment`: the environment the key is limited to, `*` when it is not limited;
 ///   several environments joined with `,`.
 /// * `expiresAt`: when the key stops working, `null` if never.
-/// * `access`: exactly what the key may do.
+/// * `username`: the key's name again (Unleash's deprecated name of `tokenName`); `alias` and
+///   `seenAt` are always `null` (keys have no alias here, and their use is not recorded).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[cfg_attr(feature = "http", derive(utoipa::ToSchema), schema(as = TokenView))]
 #[serde(rename_all = "camelCase")]
@@ -237,12 +241,19 @@ pub struct ApiKeyView {
     /// When it was created.
     #[serde(with = "super::millis_timestamp")]
     pub created_at: DateTime<Utc>,
+    /// The key's name again: Unleash's deprecated name of `tokenName`.
+    pub username: String,
+    /// Always `null`: keys have no alias here.
+    pub alias: Option<String>,
+    /// Always `null`: when a key was last used is not recorded.
+    #[cfg_attr(feature = "http", schema(value_type = Option<String>, format = DateTime))]
+    pub seen_at: Option<DateTime<Utc>>,
     /// The user a key of type `user` acts as.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub user_id: Option<i64>,
-    /// Exactly what the key may do.
-    #[cfg_attr(feature = "http", schema(value_type = KeyAccess))]
-    pub access: KeyAccess,
+    /// Exactly what a key of type `grants` may do.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub grants: Option<Vec<Grant>>,
 }
 
 impl ApiKeyView {
@@ -283,9 +294,17 @@ impl ApiKeyView {
                 )
             }
         };
+        let grants = match info.access {
+            KeyAccess::Grants { grants } => Some(grants),
+            _ => None,
+        };
         ApiKeyView {
             secret,
             id: info.id,
+            username: info.name.clone(),
+            alias: None,
+            seen_at: None,
+            grants,
             name: info.name,
             key_type: key_type.to_owned(),
             project: projects.join(","),
@@ -294,7 +313,6 @@ impl ApiKeyView {
             expires_at: info.expires_at,
             created_at: info.created_at,
             user_id,
-            access: info.access,
         }
     }
 }
@@ -334,6 +352,9 @@ pub struct PersonalApiKeyView {
     /// When it was created.
     #[serde(with = "super::millis_timestamp")]
     pub created_at: DateTime<Utc>,
+    /// Always `null`: when a key was last used is not recorded.
+    #[cfg_attr(feature = "http", schema(value_type = Option<String>, format = DateTime))]
+    pub seen_at: Option<DateTime<Utc>>,
 }
 
 impl PersonalApiKeyView {
@@ -347,6 +368,7 @@ impl PersonalApiKeyView {
             user_id,
             expires_at: info.expires_at,
             created_at: info.created_at,
+            seen_at: None,
         }
     }
 }

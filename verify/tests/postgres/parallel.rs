@@ -167,6 +167,8 @@ async fn views_under_parallel_writers_hold_every_revision_below_their_own() {
                     environment: None,
                     data: Some(json!({ "n": n }).into()),
                     pre_data: None,
+                    created_by_user_id: None,
+                    tags: None,
                 });
                 revision = store.commit(changes).await.expect("commit");
                 acknowledged
@@ -292,6 +294,8 @@ async fn a_schema_at_migration_2_goes_on_from_its_history() {
         environment: None,
         data: None,
         pre_data: None,
+        created_by_user_id: None,
+        tags: None,
     });
     assert_eq!(store.commit(changes).await.unwrap(), Revision(8));
     let events = store.events(0, 100).await.unwrap();

@@ -152,20 +152,6 @@ pub const DIVERGENCES: &[Divergence] = &[
         },
     },
     Divergence {
-        rule: "BEHAVIOUR.md §Auth and permissions: keys are admin keys or act as users (there are no client tokens); a key without grants may read (GET, export, the import dry run), and is refused anything else with 403",
-        examples: &["export/client-token"],
-        applies: |case, ours| {
-            let path = case["request"]["path"].as_str().unwrap_or_default();
-            let reads = case["request"]["method"] == "GET"
-                || path.ends_with("/features-batch/export")
-                || path.ends_with("/features-batch/validate");
-            case["request"]["headers"]["auth"] == "client"
-                && unleash_message(case).contains("expected a different token type")
-                && reads
-                && ours.status == 200
-        },
-    },
-    Divergence {
         rule: "BEHAVIOUR.md §Auth and permissions and §2: an admin key holds every permission and may import (Unleash refuses admin tokens)",
         examples: &[],
         applies: |case, ours| {
