@@ -330,14 +330,37 @@ pub struct PersonalApiKeyBody {
     pub expires_at: Option<Value>,
 }
 
+/// The number standing for the key `id` where Unleash numbers keys (a personal access
+/// token's `id`): 47 bits of the UUID, at least 1, the same for the same key on every
+/// instance and store.
+pub fn key_number(id: &uuid::Uuid) -> i64 {
+    let bytes = id.as_bytes();
+    let mut number: i64 = 0;
+    for byte in bytes.iter().take(6) {
+        number = (number << 8) | i64::from(*byte);
+    }
+    (number >> 1).max(1)
+}
+
+/// Which of `keys` the path segment `token` names: a key's id (its UUID) or its number
+/// ([`key_number`]); `None` when it names none of them.
+pub fn named_key<'k>(keys: &'k [ApiKeyInfo], token: &str) -> Option<&'k ApiKeyInfo> {
+    if let Ok(id) = uuid::Uuid::parse_str(token) {
+        return keys.iter().find(|k| k.id == id);
+    }
+    let number: i64 = token.parse().ok()?;
+    keys.iter().find(|k| key_number(&k.id) == number)
+}
+
 /// A key that acts as a user: Unleash's personal access token shape (`patSchema`), with its
 /// secret only in the response that creates it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[cfg_attr(feature = "http", derive(utoipa::ToSchema), schema(as = UserTokenView))]
 #[serde(rename_all = "camelCase")]
 pub struct PersonalApiKeyView {
-    /// The key's public id (Unleash's is a number; here it is the key's UUID).
-    pub id: uuid::Uuid,
+    /// The key's number ([`key_number`]), as Unleash numbers personal access tokens: it
+    /// revokes the key, as does the key's id (its UUID).
+    pub id: i64,
     /// The secret, in the creation response only.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub secret: Option<String>,
@@ -362,7 +385,7 @@ impl PersonalApiKeyView {
     /// just created.
     pub fn new(info: ApiKeyInfo, user_id: i64, secret: Option<String>) -> Self {
         PersonalApiKeyView {
-            id: info.id,
+            id: key_number(&info.id),
             secret,
             description: info.name,
             user_id,
