@@ -9,8 +9,8 @@ use super::extract::{Authenticated, JsonBody, LaterBody, Params, QueryParams};
 use crate::ToggleAdmin;
 use crate::admin::Need;
 use crate::model::{
-    Group, GroupBody, NewRole, NewUser, Permission, Role, UserAccessOverview, UserUpdate,
-    UserView,
+    Group, GroupBody, NewRole, NewUser, Permission, Role, RoleSummary, RoleType,
+    UserAccessOverview, UserUpdate, UserView,
 };
 
 use utoipa_axum::router::OpenApiRouter;
@@ -47,8 +47,11 @@ async fn create_user(
 }
 
 #[derive(Debug, Serialize, utoipa::ToSchema)]
+#[serde(rename_all = "camelCase")]
 struct Users {
     users: Vec<UserView>,
+    /// The root roles a user may hold (Admin, Editor, Viewer), as Unleash lists them.
+    root_roles: Vec<RoleSummary>,
 }
 
 #[utoipa::path(
@@ -56,7 +59,7 @@ struct Users {
     path = "/api/admin/user-admin",
     tag = "access",
     responses(
-        (status = 200, description = "Every user.", body = Users),
+        (status = 200, description = "Every user, and the root roles.", body = Users),
         super::openapi::Errors
     )
 )]
@@ -64,13 +67,17 @@ async fn list_users(
     State(admin): State<ToggleAdmin>,
     Authenticated(caller): Authenticated,
 ) -> HttpResult<Json<Users>> {
+    let users = admin.users(&caller).await?;
+    let root_roles = admin
+        .roles(&caller)
+        .await?
+        .iter()
+        .filter(|r| r.role_type == RoleType::Root)
+        .map(RoleSummary::from)
+        .collect();
     Ok(Json::ok(Users {
-        users: admin
-            .users(&caller)
-            .await?
-            .into_iter()
-            .map(UserView::from)
-            .collect(),
+        users: users.into_iter().map(UserView::from).collect(),
+        root_roles,
     }))
 }
 
