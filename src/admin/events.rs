@@ -191,10 +191,13 @@ impl ToggleAdmin {
                 if !scope.sees(&event) {
                     continue;
                 }
-                let id = author_of(&event.event);
-                if !creators.contains_key(&id) {
-                    let name = self.creator_name(id, &event.event.created_by).await?;
-                    creators.insert(id, name);
+                if let std::collections::btree_map::Entry::Vacant(entry) =
+                    creators.entry(author_of(&event.event))
+                {
+                    let name = self
+                        .creator_name(*entry.key(), &event.event.created_by)
+                        .await?;
+                    entry.insert(name);
                 }
             }
             if read < SCAN_PAGE {

@@ -179,7 +179,6 @@ impl<'s> Tx<'s> {
 
     /// Record an `event_type` event by this transaction's caller, now, carrying `tags` (a
     /// JSON array): a deleted feature's tags, as Unleash records them.
-    #[allow(clippy::too_many_arguments)]
     pub(crate) fn record_tagged(
         &mut self,
         event_type: &str,
@@ -323,7 +322,10 @@ impl ToggleAdmin {
         loop {
             attempt += 1;
             let (actor, actor_id) = match &permit {
-                Ok(permit) => (permit.caller().info.name.clone(), author_id(permit.caller())),
+                Ok(permit) => (
+                    permit.caller().info.name.clone(),
+                    author_id(permit.caller()),
+                ),
                 Err(actor) => ((*actor).to_owned(), SYSTEM_USER_ID),
             };
             let mut tx = Tx::new(self, actor, actor_id);

@@ -13,8 +13,8 @@ use crate::access::{self, ADMIN_ROLE, VIEWER_ROLE};
 use crate::auth::{Caller, NewApiKey};
 use crate::error::{Error, ErrorDetail, Result};
 use crate::model::{
-    ADMIN_TOKEN_USER_ID, ApiKeyInfo, Grant, HeldPermission, KeyAccess, Me, Permission, Profile, Project, Role,
-    RoleSummary, SessionUser, User,
+    ADMIN_TOKEN_USER_ID, ApiKeyInfo, Grant, HeldPermission, KeyAccess, Me, Permission, Profile,
+    Project, Role, RoleSummary, SessionUser, User,
 };
 use crate::names::{MAX_NAME, display_name_problem};
 use crate::store::Collection;
@@ -24,7 +24,6 @@ pub const MAX_PERSONAL_KEYS: usize = 10;
 
 /// The project Unleash records every user's root role in.
 const ROOT_ROLE_PROJECT: &str = "default";
-
 
 /// The 403 of a key that acts as no user on a user's own keys.
 fn no_user() -> Error {
@@ -265,8 +264,7 @@ impl ToggleAdmin {
     /// role as held in the `default` project.
     async fn user_projects(&self, id: i64) -> Result<Vec<String>> {
         let grants = self.all_user_grants(id).await?;
-        let mut projects: BTreeSet<String> =
-            grants.into_iter().filter_map(|g| g.project).collect();
+        let mut projects: BTreeSet<String> = grants.into_iter().filter_map(|g| g.project).collect();
         let default = project_key(ROOT_ROLE_PROJECT);
         if self.store.get(&default).await?.is_some() {
             projects.insert(ROOT_ROLE_PROJECT.to_owned());

@@ -5,15 +5,15 @@ use std::collections::BTreeSet;
 use chrono::{DateTime, Utc};
 
 use super::access::access_key;
-use super::users::user_key;
 use super::reader::Reader;
 use super::records::{
     FeatureRecord, decode_opt, encode, environment_key, project_key, project_not_found,
 };
+use super::users::user_key;
 use super::{Need, ToggleAdmin};
+use crate::access::OWNER_ROLE;
 use crate::auth::Caller;
 use crate::error::{Error, ErrorDetail, Result};
-use crate::access::OWNER_ROLE;
 use crate::model::{
     Group, Permission, ProjectAccessConfiguration, ProjectOwner, ProjectSummary, User,
 };
@@ -249,7 +249,10 @@ async fn owners(
 ) -> Result<Vec<ProjectOwner>> {
     let mut owners = Vec::new();
     let owning = access.roles.iter().filter(|r| r.id == OWNER_ROLE);
-    let user_ids: Vec<i64> = owning.clone().flat_map(|r| r.users.iter().copied()).collect();
+    let user_ids: Vec<i64> = owning
+        .clone()
+        .flat_map(|r| r.users.iter().copied())
+        .collect();
     let keys: Vec<Key> = user_ids.iter().map(|id| user_key(*id)).collect();
     for (key, record) in keys.iter().zip(reader.get_all(&keys).await?) {
         if let Some(user) = decode_opt::<User>(key, record.as_ref())? {

@@ -311,7 +311,7 @@ async fn user_key_id(
         .into_iter()
         .filter(|k| k.access == KeyAccess::User { user_id })
         .collect();
-    named_key(&keys, token).map(|k| k.id).ok_or_else(|| {
-        Error::not_found(format!("User {user_id} has no token with id {token}."))
-    })
+    named_key(&keys, token)
+        .map(|k| k.id)
+        .ok_or_else(|| Error::not_found(format!("User {user_id} has no token with id {token}.")))
 }

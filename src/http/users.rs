@@ -43,7 +43,9 @@ async fn create_user(
     Authenticated(caller): Authenticated,
     JsonBody(user): JsonBody<NewUser>,
 ) -> HttpResult<Json<UserView>> {
-    Ok(Json::created(admin.create_user(&caller, &user).await?.into()))
+    Ok(Json::created(
+        admin.create_user(&caller, &user).await?.into(),
+    ))
 }
 
 #[derive(Debug, Serialize, utoipa::ToSchema)]
@@ -281,7 +283,9 @@ async fn update_user(
         .permit(&caller, &[Need::root(Permission::ManageUsers)])
         .await?;
     let update: UserUpdate = body.object().await?;
-    Ok(Json::ok(admin.update_user(permit, id, &update).await?.into()))
+    Ok(Json::ok(
+        admin.update_user(permit, id, &update).await?.into(),
+    ))
 }
 
 /// Delete a user: its keys are revoked, it leaves its groups and project roles.

@@ -165,8 +165,7 @@ impl<'a> Plan<'a> {
                 .push(event.data.as_ref().map(|d| PgJson(d.as_raw())));
             plan.event_pre_data
                 .push(event.pre_data.as_ref().map(|d| PgJson(d.as_raw())));
-            plan.event_created_by_user_id
-                .push(event.created_by_user_id);
+            plan.event_created_by_user_id.push(event.created_by_user_id);
             plan.event_tags
                 .push(event.tags.as_ref().map(|d| PgJson(d.as_raw())));
         }

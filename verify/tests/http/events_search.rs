@@ -285,10 +285,18 @@ async fn scenario(t: &Setup) {
     assert_eq!(newest["createdBy"], "ed-key", "{newest}");
     let creators = get_as(t, &admin, "/api/admin/event-creators").await;
     assert!(
-        creators.as_array().unwrap().contains(&json!({"id": ed, "name": "Ed"})),
+        creators
+            .as_array()
+            .unwrap()
+            .contains(&json!({"id": ed, "name": "Ed"})),
         "{creators}"
     );
-    let by_ed = get_as(t, &admin, &format!("/api/admin/search/events?createdBy=IS:{ed}")).await;
+    let by_ed = get_as(
+        t,
+        &admin,
+        &format!("/api/admin/search/events?createdBy=IS:{ed}"),
+    )
+    .await;
     assert_eq!(by_ed["total"], 1, "{by_ed}");
     assert_eq!(by_ed["events"][0]["label"], "Flag disabled", "{by_ed}");
 

@@ -119,7 +119,10 @@ async fn user_tokens_honour_expires_at() {
     assert_eq!(r.status, StatusCode::CREATED, "{}", r.text());
     assert_eq!(r.json()["expiresAt"], json!(expires));
     let token = r.json();
-    assert!(token["id"].is_i64(), "numbered as Unleash numbers them: {token}");
+    assert!(
+        token["id"].is_i64(),
+        "numbered as Unleash numbers them: {token}"
+    );
     let list = t.call(Method::GET, TOKENS, None).await.json();
     let it = list["tokens"]
         .as_array()
@@ -142,7 +145,11 @@ async fn user_tokens_honour_expires_at() {
     assert_eq!(r.status, StatusCode::OK, "{}", r.text());
     let list = t.call(Method::GET, TOKENS, None).await.json();
     assert!(
-        !list["tokens"].as_array().unwrap().iter().any(|k| k["userId"] == json!(id)),
+        !list["tokens"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|k| k["userId"] == json!(id)),
         "{list}"
     );
     t.call(Method::DELETE, &format!("{path}/{number}"), None)

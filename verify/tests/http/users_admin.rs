@@ -169,7 +169,11 @@ async fn users(t: &Setup) {
     // Numbered as Unleash numbers personal access tokens; the number revokes the key.
     let number = own["id"].as_i64().unwrap();
     assert!(
-        listed["pats"].as_array().unwrap().iter().any(|k| k["id"] == number),
+        listed["pats"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|k| k["id"] == number),
         "{listed}"
     );
     assert!(

@@ -394,8 +394,7 @@ pub const DIVERGENCES: &[Divergence] = &[
         examples: &["projects/api-tokens"],
         applies: |case, ours| {
             let segments: Vec<&str> = path(case).split('/').collect();
-            let [_, "api", "admin", "projects", project, "api-tokens"] = segments.as_slice()
-            else {
+            let [_, "api", "admin", "projects", project, "api-tokens"] = segments.as_slice() else {
                 return false;
             };
             let (theirs, mine) = lists(case, ours, "tokens");
@@ -454,9 +453,16 @@ pub const DIVERGENCES: &[Divergence] = &[
         rule: "BEHAVIOUR.md §rule of thumb: the event log holds the events of the changes made through this service, so nobody stands for schema migrations among its creators (Unleash's migrations write events as `migration`, id 0)",
         examples: &["events/creators"],
         applies: |case, ours| {
-            let mut theirs = case["response"]["body"].as_array().cloned().unwrap_or_default();
+            let mut theirs = case["response"]["body"]
+                .as_array()
+                .cloned()
+                .unwrap_or_default();
             theirs.retain(|c| c["id"] != 0 || c["name"] != "migration");
-            let mine = ours.body.and_then(Value::as_array).cloned().unwrap_or_default();
+            let mine = ours
+                .body
+                .and_then(Value::as_array)
+                .cloned()
+                .unwrap_or_default();
             path(case) == "/api/admin/event-creators"
                 && both_ok(case, ours)
                 && theirs.len() == mine.len()
