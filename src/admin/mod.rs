@@ -76,6 +76,7 @@ pub use client_metrics::DEFAULT_METRICS_FLUSH_INTERVAL;
 pub use client_scope::DEFAULT_CLIENT_ENVIRONMENT;
 pub use delta::{DEFAULT_HISTORY_AGE, DEFAULT_HISTORY_EVENTS, DeltaAnswer, MAX_SCOPES, PushConfig};
 pub use events::{creator_id, event_view, parse_event_filter};
+pub use feature_edits::FEATURE_TYPES;
 #[cfg(feature = "frontend")]
 pub use frontend::{MAX_CONTEXT_PROPERTIES, MAX_CONTEXT_VALUE};
 pub use key_requests::token_access;

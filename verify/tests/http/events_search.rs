@@ -2,13 +2,10 @@
 //! query search with Unleash's operators, dates and authors, event creators, and what a key
 //! limited to some projects sees; over every store.
 
-use std::sync::Arc;
-
 use axum::http::{Method, StatusCode};
 use serde_json::{Value, json};
 use test_support::http::*;
-use test_support::store::TempDir;
-use toggle_admin::{FileStore, Grant, MemoryStore, Permission, Store, ToggleAdmin};
+use toggle_admin::{Grant, Permission};
 
 async fn get_as(t: &Setup, key: &str, path: &str) -> Value {
     let r = t.call_as(key, Method::GET, path, None).await;
@@ -332,28 +329,7 @@ async fn scenario(t: &Setup) {
     );
 }
 
-#[tokio::test]
-async fn event_searches_on_a_memory_store() {
-    scenario(&setup_on(ToggleAdmin::new(MemoryStore::new())).await).await;
-}
-
-#[tokio::test]
-async fn event_searches_on_a_file_store() {
-    let dir = TempDir::new("events-search");
-    let store: Arc<dyn Store> = Arc::new(FileStore::open(dir.path()).unwrap());
-    scenario(&setup_on(ToggleAdmin::from_arc(store)).await).await;
-}
-
-#[cfg(feature = "postgres")]
-#[tokio::test(flavor = "multi_thread")]
-async fn event_searches_on_a_postgres_store() {
-    let Some(url) = test_support::postgres::database_url() else {
-        return;
-    };
-    let schema = test_support::postgres::TestSchema::new(&url);
-    let store: Arc<dyn Store> = Arc::new(schema.connect(4).await);
-    scenario(&setup_on(ToggleAdmin::from_arc(store)).await).await;
-}
+on_every_store!(scenario => event_searches_on_a_memory_store, event_searches_on_a_file_store, event_searches_on_a_postgres_store);
 
 /// A search that walks the log (text, authors) over more than one store page of events
 /// counts every match and pages right.
