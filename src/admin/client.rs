@@ -38,6 +38,9 @@ pub(crate) struct ClientState {
     /// The delta API's histories and the streams (see `delta.rs`, `streaming.rs`).
     pub(super) push: super::delta::PushState,
     cache: Mutex<HashMap<(Scope, ClientFeaturesQuery), (Revision, ClientFeaturesDocument)>>,
+    /// Taken by the one request building a scope's document: the others wait for it
+    /// rather than build the same document beside it.
+    building: Mutex<HashMap<(Scope, ClientFeaturesQuery), Arc<tokio::sync::Mutex<()>>>>,
     /// The frontend API's evaluation engines, built from the documents above.
     #[cfg(feature = "frontend")]
     pub(super) frontend: super::frontend::FrontendEngines,
@@ -109,9 +112,20 @@ impl ToggleAdmin {
     ) -> Result<ClientFeaturesDocument> {
         let cache_key = (scope, query.clone());
         let latest = self.store.revision().await?;
-        if let Some(document) = self.cached(&cache_key, latest) {
+        if let Some((revision, document)) = self.cached(&cache_key)
+            && revision == latest
+        {
             return Ok(document);
         }
+        // After a commit every request of a busy scope misses the cache at once: one builds
+        // the document, the others wait for it (a build takes as long as the flags of the
+        // scope take to read and encode).
+        let gate = self.build_gate(&cache_key);
+        let _turn = gate.lock().await;
+        let earlier = match self.cached(&cache_key) {
+            Some((revision, document)) if revision >= latest => return Ok(document),
+            earlier => earlier.map(|(_, document)| document),
+        };
         let view = self.store.view().await?;
         let revision = view.revision();
         let features = self
@@ -122,10 +136,17 @@ impl ToggleAdmin {
         })?;
         let digest = Sha256::digest(json.as_bytes());
         let hex: String = digest.iter().take(10).map(|b| format!("{b:02x}")).collect();
-        let document = ClientFeaturesDocument {
-            etag: format!("\"{hex}\"").into(),
-            json: json.into(),
-            features: Arc::new(features),
+        let etag = format!("\"{hex}\"");
+        // A commit the scope does not see (a metrics write, another environment's change)
+        // leaves the document as it was: the earlier one is kept, so that what is built
+        // from it (the frontend API's compiled engine) is not built again.
+        let document = match earlier {
+            Some(earlier) if *earlier.etag == etag && *earlier.json == json => earlier,
+            _ => ClientFeaturesDocument {
+                etag: etag.into(),
+                json: json.into(),
+                features: Arc::new(features),
+            },
         };
         if let Ok(mut cache) = self.client.cache.lock() {
             if cache.len() >= CACHE_ENTRIES {
@@ -141,16 +162,24 @@ impl ToggleAdmin {
         Ok(document)
     }
 
+    /// The gate of the builds of `key`'s document.
+    fn build_gate(&self, key: &(Scope, ClientFeaturesQuery)) -> Arc<tokio::sync::Mutex<()>> {
+        let Ok(mut gates) = self.client.building.lock() else {
+            return Arc::default();
+        };
+        if gates.len() >= CACHE_ENTRIES && !gates.contains_key(key) {
+            gates.clear();
+        }
+        gates.entry(key.clone()).or_default().clone()
+    }
+
+    /// The cached document of `key` and the revision it was read at.
     fn cached(
         &self,
         key: &(Scope, ClientFeaturesQuery),
-        latest: Revision,
-    ) -> Option<ClientFeaturesDocument> {
+    ) -> Option<(Revision, ClientFeaturesDocument)> {
         let cache = self.client.cache.lock().ok()?;
-        match cache.get(key) {
-            Some((revision, document)) if *revision == latest => Some(document.clone()),
-            _ => None,
-        }
+        cache.get(key).cloned()
     }
 
     pub(super) async fn read_client_features(

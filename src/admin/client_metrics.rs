@@ -75,6 +75,10 @@ pub(crate) struct MetricsState {
     last_flush: Mutex<Instant>,
     flush_interval: Mutex<Duration>,
     instance_timeout: Mutex<Option<Duration>>,
+    /// The server's own evaluations (OFREP's), counted apart until the buffer is read or
+    /// written.
+    #[cfg(feature = "frontend")]
+    evaluations: super::evaluation_counts::EvaluationCounts,
     /// Held by the one flush writing at a time.
     flushing: tokio::sync::Mutex<()>,
 }
@@ -86,6 +90,8 @@ impl Default for MetricsState {
             last_flush: Mutex::new(Instant::now()),
             flush_interval: Mutex::new(DEFAULT_METRICS_FLUSH_INTERVAL),
             instance_timeout: Mutex::new(None),
+            #[cfg(feature = "frontend")]
+            evaluations: Default::default(),
             flushing: tokio::sync::Mutex::new(()),
         }
     }
@@ -255,53 +261,57 @@ impl ToggleAdmin {
     }
 
     /// Count evaluations made by this server (OFREP's, see `ofrep.rs`) as an SDK's report
-    /// would: each `(feature, enabled, variant)` once, for `application` in `environment`,
-    /// in the current hour; the buffer is written if the flush interval has passed.
+    /// would: each `(place of the flag in document, enabled, variant)` once, for
+    /// `application` in `environment`, in the current hour; the buffer is written if the
+    /// flush interval has passed. The counts wait in a tally of their own
+    /// (`evaluation_counts.rs`) until the buffer is read or written.
     #[cfg(feature = "frontend")]
     pub(super) async fn count_evaluations<'a>(
         &self,
+        document: &std::sync::Arc<unleash_types::client_features::ClientFeatures>,
         environment: &str,
         application: &str,
-        evaluations: impl Iterator<Item = (&'a str, bool, Option<&'a str>)>,
+        evaluations: impl Iterator<Item = (usize, bool, Option<&'a str>)>,
     ) {
         let now = Utc::now();
         let hour = now.duration_trunc(TimeDelta::hours(1)).unwrap_or(now);
-        if let Ok(mut buffer) = self.client.metrics.buffer.lock() {
-            // One key reused for the look-ups: a bucket already counted costs no allocation.
-            let mut probe = (
-                String::new(),
-                application.to_owned(),
-                environment.to_owned(),
-                hour,
-            );
-            for (feature, enabled, variant) in evaluations {
-                probe.0.clear();
-                probe.0.push_str(feature);
-                if !buffer.contains_key(&probe) {
-                    if buffer.len() >= MAX_BUFFERED {
-                        continue;
-                    }
-                    buffer.insert(probe.clone(), Counts::default());
-                }
-                let Some(counts) = buffer.get_mut(&probe) else {
+        self.client.metrics.evaluations.count(
+            document,
+            environment,
+            application,
+            hour,
+            MAX_BUFFERED,
+            evaluations,
+        );
+        self.flush_if_due().await;
+    }
+
+    /// The buffer, locked, with the server's own evaluations counted in.
+    fn buffer(&self) -> Result<std::sync::MutexGuard<'_, BTreeMap<Bucket, Counts>>> {
+        #[cfg(feature = "frontend")]
+        let tallies = self.client.metrics.evaluations.take();
+        #[allow(unused_mut)]
+        let mut buffer = self.client.metrics.buffer.lock().map_err(|_| poisoned())?;
+        #[cfg(feature = "frontend")]
+        for tally in &tallies {
+            for (feature, counts) in tally.counted() {
+                let bucket_key = (
+                    feature.to_owned(),
+                    tally.application.clone(),
+                    tally.environment.clone(),
+                    tally.hour,
+                );
+                if buffer.len() >= MAX_BUFFERED && !buffer.contains_key(&bucket_key) {
                     continue;
-                };
-                if enabled {
-                    counts.yes = counts.yes.saturating_add(1);
-                } else {
-                    counts.no = counts.no.saturating_add(1);
                 }
-                if let Some(variant) = variant {
-                    match counts.variants.get_mut(variant) {
-                        Some(n) => *n = n.saturating_add(1),
-                        None => {
-                            counts.variants.insert(variant.to_owned(), 1);
-                        }
-                    }
-                }
+                buffer.entry(bucket_key).or_default().add(&Counts {
+                    yes: counts.yes,
+                    no: counts.no,
+                    variants: counts.variant_map(),
+                });
             }
         }
-        self.flush_if_due().await;
+        Ok(buffer)
     }
 
     /// Write the buffer if the flush interval has passed since the last write (a failure is
@@ -329,8 +339,7 @@ impl ToggleAdmin {
         if let Ok(mut last) = self.client.metrics.last_flush.lock() {
             *last = Instant::now();
         }
-        let taken =
-            std::mem::take(&mut *self.client.metrics.buffer.lock().map_err(|_| poisoned())?);
+        let taken = std::mem::take(&mut *self.buffer()?);
         if taken.is_empty() {
             return Ok(());
         }
@@ -393,7 +402,7 @@ impl ToggleAdmin {
             decode_opt(&key, self.store.get(&key).await?.as_ref())?.unwrap_or_default();
         let mut merged = into_map(stored.metrics);
         {
-            let buffer = self.client.metrics.buffer.lock().map_err(|_| poisoned())?;
+            let buffer = self.buffer()?;
             for (bucket, counts) in buffer.iter().filter(|((f, ..), _)| f == feature) {
                 merged.entry(bucket.clone()).or_default().add(counts);
             }
@@ -415,7 +424,7 @@ impl ToggleAdmin {
             }
         }
         {
-            let buffer = self.client.metrics.buffer.lock().map_err(|_| poisoned())?;
+            let buffer = self.buffer()?;
             for (bucket, counts) in buffer.iter() {
                 merged.entry(bucket.clone()).or_default().add(counts);
             }

@@ -15,7 +15,7 @@ use std::sync::{Arc, Mutex};
 
 use chrono::{DateTime, SecondsFormat, Utc};
 use unleash_types::client_features::{ClientFeature, ClientFeatures, Context};
-use unleash_yggdrasil::{EngineState, UpdateMessage};
+use unleash_yggdrasil::{EngineState, ExtendedVariantDef, UpdateMessage};
 
 use super::ToggleAdmin;
 use crate::error::{Error, ErrorDetail, Result};
@@ -201,8 +201,21 @@ impl Evaluator {
             .and_then(|q| q.environment.as_deref())
     }
 
-    /// Every flag for the context (the SDKs' way: `isEnabled`, then `getVariant` for the
-    /// enabled ones).
+    /// The scope's client document the engine was compiled from, shared.
+    pub(super) fn shared_document(&self) -> &Arc<ClientFeatures> {
+        &self.engine.features
+    }
+
+    /// Whether `feature` is on for the context and, when it is, the variant it gets (the
+    /// SDKs' way: `isEnabled`, then `getVariant` for the enabled ones).
+    pub(super) fn evaluate(&self, feature: &ClientFeature) -> (bool, Option<ExtendedVariantDef>) {
+        let state = &self.engine.state;
+        let enabled = state.is_enabled(&feature.name, &self.context, &None);
+        let variant = enabled.then(|| state.get_variant(&feature.name, &self.context, &None));
+        (enabled, variant)
+    }
+
+    /// Every flag for the context.
     pub(super) fn all(&self, include_disabled: bool) -> FrontendFeatures {
         let features = self.features();
         let mut toggles = Vec::with_capacity(if include_disabled {

@@ -19,6 +19,8 @@ mod delta;
 mod dependencies;
 mod edge;
 mod environments;
+#[cfg(feature = "frontend")]
+mod evaluation_counts;
 mod events;
 mod export;
 mod feature_archive;

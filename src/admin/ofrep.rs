@@ -35,6 +35,7 @@
 //!   buffered as SDK reports are (`client_metrics.rs`); a bulk answer counts every flag it
 //!   lists.
 
+use std::borrow::Cow;
 use std::collections::HashMap;
 use std::sync::LazyLock;
 
@@ -42,6 +43,7 @@ use chrono::Utc;
 use serde_json::{Map, Number, Value};
 use sha2::{Digest, Sha256};
 use unleash_types::client_features::{ClientFeature, Context};
+use unleash_yggdrasil::ExtendedVariantDef;
 
 use super::frontend::Evaluator;
 use super::records::{api_key_key, decode};
@@ -51,8 +53,8 @@ use crate::auth::Caller;
 use crate::error::{Error, ErrorDetail, Result};
 use crate::model::ApiKeyInfo;
 use crate::model::{
-    ClientFeaturesQuery, FrontendToggle, OfrepBulk, OfrepErrorCode, OfrepEvaluation, OfrepFailure,
-    OfrepFlag, OfrepReason,
+    ClientFeaturesQuery, OfrepBulk, OfrepErrorCode, OfrepEvaluation, OfrepFailure, OfrepFlag,
+    OfrepMetadata, OfrepReason,
 };
 
 pub use super::streaming::ClientStream as OfrepStream;
@@ -107,25 +109,26 @@ impl ToggleAdmin {
         application: Option<&str>,
     ) -> Result<OfrepFlag> {
         let (_, evaluator) = self.ofrep_evaluator(authority.into(), context).await?;
-        let feature = evaluator
+        let (place, feature) = evaluator
             .features()
             .iter()
-            .find(|f| f.name == key)
+            .enumerate()
+            .find(|(_, f)| f.name == key)
             .ok_or_else(|| {
                 Error::not_found(format!(
                     "The flag {} does not exist for this key.",
                     Value::from(key.chars().take(256).collect::<String>())
                 ))
             })?;
-        let toggle = evaluator.one(feature);
+        let (enabled, variant) = evaluator.evaluate(feature);
         self.count(
             &evaluator,
             context,
             application,
-            std::slice::from_ref(&toggle),
+            std::iter::once((place, enabled, counted_variant(variant.as_ref()))),
         )
         .await;
-        Ok(flag(feature, toggle))
+        Ok(flag(feature, enabled, variant))
     }
 
     /// Every flag of the key's scope (`POST /ofrep/v1/evaluate/flags`) for `context`, or
@@ -145,13 +148,28 @@ impl ToggleAdmin {
         if if_none_match.is_some_and(|header| etag_matches(header, &etag)) {
             return Ok(OfrepAnswer::NotModified { etag });
         }
-        let toggles = evaluator.all(true).toggles;
-        self.count(&evaluator, context, application, &toggles).await;
+        let evaluations: Vec<(bool, Option<ExtendedVariantDef>)> = evaluator
+            .features()
+            .iter()
+            .map(|feature| evaluator.evaluate(feature))
+            .collect();
+        self.count(
+            &evaluator,
+            context,
+            application,
+            evaluations
+                .iter()
+                .enumerate()
+                .map(|(place, (enabled, variant))| {
+                    (place, *enabled, counted_variant(variant.as_ref()))
+                }),
+        )
+        .await;
         let flags = evaluator
             .features()
             .iter()
-            .zip(toggles)
-            .map(|(feature, toggle)| flag(feature, toggle))
+            .zip(evaluations)
+            .map(|(feature, (enabled, variant))| flag(feature, enabled, variant))
             .collect();
         Ok(OfrepAnswer::Flags {
             etag,
@@ -219,13 +237,14 @@ impl ToggleAdmin {
         Ok((caller, self.frontend_evaluator(scope, context).await?))
     }
 
-    /// Count `toggles` in the usage metrics.
-    async fn count(
+    /// Count `evaluations` — `(place of the flag in the scope's document, enabled, variant)`
+    /// — in the usage metrics.
+    async fn count<'v>(
         &self,
         evaluator: &Evaluator,
         context: &Context,
         application: Option<&str>,
-        toggles: &[FrontendToggle],
+        evaluations: impl Iterator<Item = (usize, bool, Option<&'v str>)>,
     ) {
         let application = [context.app_name.as_deref(), application]
             .into_iter()
@@ -234,18 +253,18 @@ impl ToggleAdmin {
             .unwrap_or(DEFAULT_OFREP_APPLICATION);
         let environment = evaluator.environment().unwrap_or_default();
         self.count_evaluations(
+            evaluator.shared_document(),
             environment,
             application,
-            toggles.iter().map(|t| {
-                (
-                    t.name.as_str(),
-                    t.enabled,
-                    t.variant.enabled.then_some(t.variant.name.as_str()),
-                )
-            }),
+            evaluations,
         )
         .await;
     }
+}
+
+/// The variant an evaluation counts: the chosen one, when there is one.
+fn counted_variant(variant: Option<&ExtendedVariantDef>) -> Option<&str> {
+    variant.filter(|v| v.enabled).map(|v| v.name.as_str())
 }
 
 /// An OpenFeature evaluation context as Unleash's OpenFeature providers map it:
@@ -311,47 +330,49 @@ fn scalar_text(value: &Value) -> Option<String> {
     }
 }
 
-/// The OFREP answer of `feature` evaluated as `toggle`.
-fn flag(feature: &ClientFeature, toggle: FrontendToggle) -> OfrepFlag {
-    let mut metadata = Map::new();
-    metadata.insert("enabled".to_owned(), Value::Bool(toggle.enabled));
-    let (value, reason, variant) = if !toggle.enabled {
-        (
+/// The OFREP answer of `feature`, `enabled` or not for the context, with the variant it
+/// gets when it is.
+fn flag(feature: &ClientFeature, enabled: bool, variant: Option<ExtendedVariantDef>) -> OfrepFlag {
+    let mut metadata = OfrepMetadata {
+        enabled,
+        payload_type: None,
+    };
+    let (value, reason, variant) = match variant {
+        _ if !enabled => (
             Value::Bool(false),
             OfrepReason::Disabled,
-            "disabled".to_owned(),
-        )
-    } else if !toggle.variant.enabled {
-        let reason = if unconditional(feature) {
-            OfrepReason::Static
-        } else {
-            OfrepReason::TargetingMatch
-        };
-        (Value::Bool(true), reason, "enabled".to_owned())
-    } else {
-        let value = match &toggle.variant.payload {
-            None => Value::Bool(true),
-            Some(payload) => {
-                metadata.insert(
-                    "payloadType".to_owned(),
-                    Value::String(payload.payload_type.clone()),
-                );
-                match payload_value(&payload.payload_type, &payload.value) {
-                    Ok(value) => value,
+            Cow::Borrowed("disabled"),
+        ),
+        Some(variant) if variant.enabled => {
+            let value = match variant.payload {
+                None => Value::Bool(true),
+                Some(payload) => match payload_value(&payload.payload_type, payload.value) {
+                    Ok(value) => {
+                        metadata.payload_type = Some(payload.payload_type);
+                        value
+                    }
                     Err(details) => {
                         return OfrepFlag::Failure(OfrepFailure {
-                            key: Some(toggle.name),
+                            key: Some(feature.name.clone()),
                             error_code: OfrepErrorCode::ParseError,
                             error_details: details,
                         });
                     }
-                }
-            }
-        };
-        (value, OfrepReason::Split, toggle.variant.name)
+                },
+            };
+            (value, OfrepReason::Split, Cow::Owned(variant.name))
+        }
+        _ => {
+            let reason = if unconditional(feature) {
+                OfrepReason::Static
+            } else {
+                OfrepReason::TargetingMatch
+            };
+            (Value::Bool(true), reason, Cow::Borrowed("enabled"))
+        }
     };
     OfrepFlag::Evaluation(OfrepEvaluation {
-        key: toggle.name,
+        key: feature.name.clone(),
         value,
         reason,
         variant,
@@ -361,9 +382,9 @@ fn flag(feature: &ClientFeature, toggle: FrontendToggle) -> OfrepFlag {
 
 /// A payload's value by its type: `json` parsed, `number` a JSON number (an integer when it
 /// is one), anything else (`string`, `csv`) as it is.
-fn payload_value(payload_type: &str, text: &str) -> std::result::Result<Value, String> {
+fn payload_value(payload_type: &str, text: String) -> std::result::Result<Value, String> {
     match payload_type {
-        "json" => serde_json::from_str(text)
+        "json" => serde_json::from_str(&text)
             .map_err(|e| format!("the variant's json payload does not parse: {e}")),
         "number" => {
             let trimmed = text.trim();
@@ -382,7 +403,7 @@ fn payload_value(payload_type: &str, text: &str) -> std::result::Result<Value, S
                     )
                 })
         }
-        _ => Ok(Value::String(text.to_owned())),
+        _ => Ok(Value::String(text)),
     }
 }
 
@@ -399,16 +420,18 @@ pub(crate) fn unconditional(feature: &ClientFeature) -> bool {
     strategies.iter().any(|strategy| {
         let plain = strategy.constraints.as_ref().is_none_or(Vec::is_empty)
             && strategy.segments.as_ref().is_none_or(Vec::is_empty);
-        let everyone = match strategy.name.as_str() {
-            "default" => true,
-            "flexibleRollout" => strategy
-                .parameters
-                .as_ref()
-                .and_then(|p| p.get("rollout"))
-                .is_some_and(|r| r.trim() == "100"),
-            _ => false,
-        };
-        plain && everyone
+        // The parameters looked up only for a plain strategy: a bulk answer asks this of
+        // every flag that is on.
+        plain
+            && match strategy.name.as_str() {
+                "default" => true,
+                "flexibleRollout" => strategy
+                    .parameters
+                    .as_ref()
+                    .and_then(|p| p.get("rollout"))
+                    .is_some_and(|r| r.trim() == "100"),
+                _ => false,
+            }
     })
 }
 
@@ -539,12 +562,15 @@ mod tests {
 
     #[test]
     fn payloads_by_type() {
-        assert_eq!(payload_value("number", "42"), Ok(json!(42)));
-        assert_eq!(payload_value("number", "4.25"), Ok(json!(4.25)));
-        assert!(payload_value("number", "many").is_err());
-        assert_eq!(payload_value("json", "{\"a\":1}"), Ok(json!({"a": 1})));
-        assert!(payload_value("json", "{").is_err());
-        assert_eq!(payload_value("csv", "a,b"), Ok(json!("a,b")));
+        assert_eq!(payload_value("number", "42".into()), Ok(json!(42)));
+        assert_eq!(payload_value("number", "4.25".into()), Ok(json!(4.25)));
+        assert!(payload_value("number", "many".into()).is_err());
+        assert_eq!(
+            payload_value("json", "{\"a\":1}".into()),
+            Ok(json!({"a": 1}))
+        );
+        assert!(payload_value("json", "{".into()).is_err());
+        assert_eq!(payload_value("csv", "a,b".into()), Ok(json!("a,b")));
     }
 
     #[test]

@@ -47,7 +47,7 @@ use crate::ToggleAdmin;
 use crate::admin::Permit;
 use crate::admin::{OfrepAnswer, OfrepStream, ofrep_context};
 use crate::error::Error;
-use crate::model::{OfrepErrorCode, OfrepEventStream, OfrepFailure, OfrepFlag};
+use crate::model::{OfrepBulk, OfrepErrorCode, OfrepEventStream, OfrepFailure, OfrepFlag};
 
 /// The path of the OFREP stream.
 pub const OFREP_EVENTS_PATH: &str = "/ofrep/v1/events";
@@ -163,7 +163,21 @@ impl IntoResponse for OfrepError {
 
 /// `value` as JSON with `status`.
 fn json<T: Serialize>(status: StatusCode, value: &T) -> Response {
-    match serde_json::to_vec(value) {
+    encoded(status, serde_json::to_vec(value))
+}
+
+/// A bulk answer, 200: written once, into a buffer of about its size (about 110 bytes a
+/// flag, more with a payload), which becomes the body as it is.
+fn bulk_json(flags: &OfrepBulk) -> Response {
+    let capacity = flags.flags.len().saturating_mul(128).saturating_add(1024);
+    let mut bytes = Vec::with_capacity(capacity);
+    let written = flags.write_json(&mut bytes).map(|()| bytes);
+    encoded(StatusCode::OK, written)
+}
+
+/// JSON bytes with `status`, or a 500 if they could not be encoded.
+fn encoded(status: StatusCode, bytes: serde_json::Result<Vec<u8>>) -> Response {
+    match bytes {
         Ok(bytes) => (
             status,
             [(
@@ -387,7 +401,7 @@ async fn evaluate_flags(
                     url,
                 });
             }
-            let mut response = json(StatusCode::OK, &flags);
+            let mut response = bulk_json(&flags);
             if let Ok(value) = HeaderValue::from_str(&etag) {
                 response.headers_mut().insert(header::ETAG, value);
             }

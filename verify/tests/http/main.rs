@@ -58,6 +58,7 @@ mod maintenance;
 mod malformed_bodies;
 mod observability;
 mod ofrep;
+mod ofrep_metrics;
 mod ofrep_push;
 mod ofrep_rust;
 mod plan;

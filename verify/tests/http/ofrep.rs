@@ -525,7 +525,7 @@ async fn ofrep_evaluations_count_in_usage_metrics() {
         .call(Method::GET, "/api/admin/client-metrics/features/f", None)
         .await;
     let usage = usage.json();
-    let counts: Vec<(String, u64, u64)> = usage["lastHourUsage"]
+    let counts: Vec<(String, u64, u64, Value)> = usage["lastHourUsage"]
         .as_array()
         .unwrap()
         .iter()
@@ -534,11 +534,17 @@ async fn ofrep_evaluations_count_in_usage_metrics() {
                 m["appName"].as_str().unwrap_or_default().to_owned(),
                 m["yes"].as_u64().unwrap(),
                 m["no"].as_u64().unwrap(),
+                m["variants"].clone(),
             )
         })
         .collect();
-    assert!(counts.contains(&("shop".to_owned(), 1, 1)), "{usage}");
-    assert!(counts.contains(&("web".to_owned(), 0, 1)), "{usage}");
+    // The variant user 1 got is counted; the off evaluations count none.
+    let shop = ("shop".to_owned(), 1, 1, json!({"blue": 1}));
+    assert!(counts.contains(&shop), "{usage}");
+    assert!(
+        counts.contains(&("web".to_owned(), 0, 1, json!({}))),
+        "{usage}"
+    );
 }
 
 /// The next event of an SSE body, skipping comments.
