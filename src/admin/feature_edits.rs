@@ -320,7 +320,7 @@ impl ToggleAdmin {
                     Some(&clone.name),
                     None,
                     None,
-                    Some(encode(&nkey, &record)?),
+                    Some(encode(&nkey, &record.created_data())?),
                 );
                 let listing = tx
                     .list(Collection::FeatureEnvironments, &format!("{name}{SEP}"))

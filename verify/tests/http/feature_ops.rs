@@ -383,9 +383,17 @@ async fn lifecycle(t: &Setup) {
     );
     assert!(archived(t, "/api/admin/archive/features").await.is_empty());
 
-    // 10. Delete for good: only archived features; the name is free again.
+    // 10. Delete for good: only archived features; the name is free again; the event
+    // carries the tags the feature had, as Unleash's does.
     let r = t.call(Method::DELETE, "/api/admin/archive/f", None).await;
     r.error(StatusCode::BAD_REQUEST, "ValidationError");
+    post(
+        t,
+        "/api/admin/features/f/tags",
+        json!({"type": "simple", "value": "kept"}),
+        StatusCode::CREATED,
+    )
+    .await;
     post(
         t,
         "/api/admin/projects/p/archive",
@@ -405,6 +413,28 @@ async fn lifecycle(t: &Setup) {
     assert!(archived(t, "/api/admin/archive/features").await.is_empty());
     assert!(project_features(t).await.is_empty());
     assert_eq!(event_types(t, "f").await[0], "feature-deleted");
+    let deleted = t
+        .call(Method::GET, "/api/admin/events?feature=f&limit=1", None)
+        .await
+        .json();
+    assert_eq!(
+        deleted["events"][0]["tags"],
+        json!([{"type": "simple", "value": "kept"}]),
+        "{deleted}"
+    );
+    let created = t
+        .call(
+            Method::GET,
+            "/api/admin/events?feature=f2&type=feature-created",
+            None,
+        )
+        .await
+        .json();
+    let created = &created["events"][0];
+    assert_eq!(created["tags"], json!([]), "{created}");
+    assert_eq!(created["preData"], Value::Null, "{created}");
+    assert_eq!(created["createdByUserId"], -42, "{created}");
+    assert_eq!(created["data"]["lastSeenAt"], Value::Null, "{created}");
     t.call(Method::GET, "/api/admin/projects/p/features/f", None)
         .await
         .error(StatusCode::NOT_FOUND, "NotFoundError");

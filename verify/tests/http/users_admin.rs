@@ -118,6 +118,16 @@ async fn users(t: &Setup) {
         .map(|k| k["description"].as_str().unwrap())
         .collect();
     assert_eq!(descriptions, ["alice-key", "cli"]);
+    // Numbered as Unleash numbers personal access tokens; the number revokes the key.
+    let number = own["id"].as_i64().unwrap();
+    assert!(
+        listed["pats"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|k| k["id"] == number),
+        "{listed}"
+    );
     assert!(
         listed["pats"]
             .as_array()
@@ -167,7 +177,7 @@ async fn users(t: &Setup) {
         t,
         &alice,
         Method::DELETE,
-        &format!("/api/admin/user/tokens/{}", own["id"].as_str().unwrap()),
+        &format!("/api/admin/user/tokens/{number}"),
         None,
         StatusCode::OK,
     )
@@ -175,14 +185,16 @@ async fn users(t: &Setup) {
     t.call_as(&cli, Method::GET, "/api/admin/user", None)
         .await
         .error(StatusCode::UNAUTHORIZED, "AuthenticationRequired");
-    t.call_as(
-        &alice,
-        Method::DELETE,
-        &format!("/api/admin/user/tokens/{}", uuid::Uuid::new_v4()),
-        None,
-    )
-    .await
-    .error(StatusCode::NOT_FOUND, "NotFoundError");
+    for other in [uuid::Uuid::new_v4().to_string(), number.to_string()] {
+        t.call_as(
+            &alice,
+            Method::DELETE,
+            &format!("/api/admin/user/tokens/{other}"),
+            None,
+        )
+        .await
+        .error(StatusCode::NOT_FOUND, "NotFoundError");
+    }
 
     // Search: not taken for an id.
     expect(
