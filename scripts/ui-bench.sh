@@ -12,7 +12,10 @@ cd "$(dirname "$0")/.."
 features=${FEATURES:-10000}
 requests=${REQUESTS:-30}
 profile=${PROFILE:-debug}
-if [ "$profile" = release ]; then
+# SKIP_BUILD=1 measures the binary as it is.
+if [ -n "${SKIP_BUILD:-}" ]; then
+  :
+elif [ "$profile" = release ]; then
   cargo build -q --release -p toggle-admin-server
 else
   cargo build -q -p toggle-admin-server
