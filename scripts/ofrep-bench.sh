@@ -19,7 +19,8 @@ CONNECTIONS=${CONNECTIONS:-16}
 KEY=bench-admin-key-0123456789abcdef0123456789abcdef
 command -v wrk >/dev/null || { echo "wrk is missing: apt-get install wrk" >&2; exit 1; }
 
-cargo build --quiet --release -p toggle-admin-server
+# SKIP_BUILD=1 measures the release binary as it is.
+[ -n "${SKIP_BUILD:-}" ] || cargo build --quiet --release -p toggle-admin-server
 work=$(mktemp -d)
 server=
 cleanup() { [ -n "$server" ] && kill "$server" 2>/dev/null; wait 2>/dev/null || true; rm -rf "$work"; }

@@ -3,13 +3,19 @@
 # imports a project of FEATURES features (default 10,000) in one request, signs in with curl,
 # then times REQUESTS requests (default 30) of each page and prints min / median / max of
 # curl's total time, next to a same-run baseline (the admin API's JSON of one feature).
+# Besides the features list and the variants form: a feature's page with a constrained,
+# segmented strategy, the strategy forms, search, the archive (100 archived), segments,
+# context fields and the playground (every flag evaluated for a context).
 # PROFILE=release builds and runs the release binary (default: debug, what CI has built).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 features=${FEATURES:-10000}
 requests=${REQUESTS:-30}
 profile=${PROFILE:-debug}
-if [ "$profile" = release ]; then
+# SKIP_BUILD=1 measures the binary as it is.
+if [ -n "${SKIP_BUILD:-}" ]; then
+  :
+elif [ "$profile" = release ]; then
   cargo build -q --release -p toggle-admin-server
 else
   cargo build -q -p toggle-admin-server
@@ -59,3 +65,34 @@ time_of "features page 100" -b "$jar" "$base/admin/projects/default?page=100"
 time_of "features search (q=number 999)" -b "$jar" "$base/admin/projects/default?q=number%20999"
 time_of "variants page (5 variants)" -b "$jar" \
   "$base/admin/projects/default/features/feature-00042/environments/production/variants"
+
+# The day's pages: a context field with legal values, a segment, a rollout of feature-00042
+# in production on both, 100 features archived.
+api() { # method, path, JSON body
+  curl -sf -X "$1" -H "Authorization: $key" -H 'Content-Type: application/json' \
+    --data-binary "$3" "$base$2"
+}
+api POST /api/admin/context \
+  '{"name":"country","legalValues":[{"value":"NO"},{"value":"SE"},{"value":"DK"}]}' >/dev/null
+segment=$(api POST /api/admin/segments \
+  '{"name":"early","constraints":[{"contextName":"userId","operator":"STR_STARTS_WITH","values":["user-"]}]}' |
+  python3 -c 'import json, sys; print(json.load(sys.stdin)["id"])')
+strategy=$(api POST /api/admin/projects/default/features/feature-00042/environments/production/strategies \
+  "{\"name\":\"flexibleRollout\",\"parameters\":{\"rollout\":\"25\",\"stickiness\":\"default\",\"groupId\":\"feature-00042\"},\"constraints\":[{\"contextName\":\"country\",\"operator\":\"IN\",\"values\":[\"NO\",\"SE\"]}],\"segments\":[$segment]}" |
+  python3 -c 'import json, sys; print(json.load(sys.stdin)["id"])')
+archived=$(python3 -c 'import json; print(json.dumps({"features": [f"feature-{i:05d}" for i in range(9900, 10000)]}))')
+if [ "$features" -ge 10000 ]; then api POST /api/admin/projects/default/archive "$archived" >/dev/null; fi
+feature="$base/admin/projects/default/features/feature-00042"
+time_of "feature page (strategies, summary, events)" -b "$jar" "$feature"
+time_of "strategy form (constraints, segments)" -b "$jar" \
+  "$feature/environments/production/strategies/$strategy"
+time_of "new strategy form (flexibleRollout)" -b "$jar" \
+  "$feature/environments/production/strategies/new?type=flexibleRollout"
+time_of "new feature form" -b "$jar" "$base/admin/projects/default/new-feature"
+time_of "search across projects (q=feature-0004)" -b "$jar" "$base/admin/search?q=feature-0004"
+time_of "archive page 1" -b "$jar" "$base/admin/archive"
+time_of "segments" -b "$jar" "$base/admin/segments"
+time_of "segment form (with its uses)" -b "$jar" "$base/admin/segments/$segment"
+time_of "context fields" -b "$jar" "$base/admin/context"
+time_of "playground ($features flags evaluated, page 1)" -b "$jar" \
+  "$base/admin/playground?environment=production&userId=user-1&properties=country%3DNO"

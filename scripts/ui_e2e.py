@@ -4,8 +4,8 @@ Run by scripts/ui-e2e.sh, which starts the server and passes BASE (http://host:p
 ADMIN_KEY, AXE (the path of axe-core's axe.min.js), SHOTS (the screenshot directory) and
 FIXTURE (a real Unleash export). Each of the four operations is done through the page and its
 result checked through the admin API; a Viewer's refusal, an XSS probe, the first-load weight
-and axe-core's serious/critical violations are checked too. Exits non-zero on the first
-failed expectation.
+and axe-core's serious/critical violations are checked too; then a product manager's day of
+flag work (scripts/ui_e2e_day.py). Exits non-zero if an expectation failed.
 """
 
 import json
@@ -192,6 +192,8 @@ def main():
     finally:
         driver.quit()
     print(f"{checked - len(failures)} passed, {len(failures)} failed")
+    if failures:
+        print("failed:\n  " + "\n  ".join(failures), file=sys.stderr)
     sys.exit(1 if failures else 0)
 
 
@@ -325,6 +327,15 @@ def run(driver, alice_id, vera_key):
     axe(driver, "viewer-refused")
     status, current = api("GET", "/api/admin/projects/default/features/checkout/environments/production/variants")
     expect([v["name"] for v in current["variants"]] == ["blue", "green"], "the refusal changed nothing")
+
+    # --- a product manager's day: flags, strategies, constraints, segments, context fields,
+    # the playground, the archive and search (scripts/ui_e2e_day.py)
+    import types
+    import ui_e2e_day
+    harness = types.SimpleNamespace(
+        BASE=BASE, ADMIN_KEY=ADMIN_KEY, expect=expect, api=api, visit=visit, submit=submit,
+        shot=shot, axe=axe, sign_in=sign_in, sign_out=sign_out)
+    ui_e2e_day.run(harness, driver, vera_key)
 
 
 if __name__ == "__main__":

@@ -50,7 +50,7 @@
 //! | `http` | `http::router`: the admin API as an axum `Router` that merges into your app (routes declared by their OpenAPI annotations, so it brings `utoipa`); the `server` example embeds it in an app |
 //! | `openapi` (implies `http`) | `http::openapi()`: the OpenAPI 3.1 document of the admin API, served at `GET /api/admin/openapi.json` |
 //! | `postgres` | `store::PostgresStore`: many application instances sharing one PostgreSQL database |
-//! | `ui` | `ui::router`: the admin page for people (sign-in, the four operations, projects, keys, events), server-rendered, mounted next to `http::router` with one line |
+//! | `ui` | `ui::router`: the admin page for people (sign-in, features, strategies with constraints, segments, context fields, the archive, search, the playground, variants, import and export, projects, keys, events), server-rendered, mounted next to `http::router` with one line |
 //!
 //! No feature is on by default. The server as a program, with every store and the admin page,
 //! is the workspace's `toggle-admin-server` package (`toggle-admin serve`).

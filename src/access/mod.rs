@@ -170,36 +170,38 @@ pub fn permission_scope(permission: Permission) -> PermissionScope {
     }
 }
 
-/// The built-in role with id `id` (1–5), if it is one.
+/// The built-in role with id `id` (1–5), if it is one. Names and descriptions are Unleash's
+/// (the Editor's says what an Editor may do here: Unleash's also makes Editors owners of the
+/// projects they create, which this crate does not).
 pub fn builtin_role(id: i64) -> Option<Role> {
     let (name, description, role_type, permissions) = match id {
         ADMIN_ROLE => (
             "Admin",
-            "Users with the root role Admin can do everything.",
+            "Users with the root admin role have superuser access to Unleash and can perform any operation within the Unleash platform.",
             RoleType::Root,
             ADMIN_PERMISSIONS,
         ),
         EDITOR_ROLE => (
             "Editor",
-            "Users with the root role Editor can work on features in every project and manage shared definitions and applications.",
+            "Users with the root editor role have access to most features in Unleash, but can not manage users and roles in the root scope. They can work on the features of every project and manage shared definitions and applications.",
             RoleType::Root,
             EDITOR_PERMISSIONS,
         ),
         VIEWER_ROLE => (
             "Viewer",
-            "Users with the root role Viewer can only read.",
+            "Users with the root viewer role can only read root resources in Unleash. Viewers can be added to specific projects as project members. Users with the viewer role may not view API tokens.",
             RoleType::Root,
             VIEWER_PERMISSIONS,
         ),
         OWNER_ROLE => (
             "Owner",
-            "Users with the project role Owner can do everything in the project, including managing its access.",
+            "Users with the project owner role have full control over the project, and can add and manage other users within the project context, manage feature toggles within the project, and control advanced project features like archiving and deleting the project.",
             RoleType::Project,
             OWNER_PERMISSIONS,
         ),
         MEMBER_ROLE => (
             "Member",
-            "Users with the project role Member can work on the project's features.",
+            "Users with the project member role are allowed to view, create, and update feature toggles within a project, but have limited permissions in regards to managing the project's user access and can not archive or delete the project.",
             RoleType::Project,
             MEMBER_PERMISSIONS,
         ),

@@ -35,16 +35,19 @@ use crate::store::{Collection, Revision};
 /// How many documents the cache keeps; past that it starts afresh.
 const CACHE_ENTRIES: usize = 1024;
 
+/// A client document's scope and filters: what a cached document is for.
+type DocumentScope = (Scope, ClientFeaturesQuery);
+
 /// The client API's shared state: the document cache.
 #[derive(Debug, Default)]
 pub(crate) struct ClientState {
     pub(super) metrics: super::client_metrics::MetricsState,
     /// The delta API's histories and the streams (see `delta.rs`, `streaming.rs`).
     pub(super) push: super::delta::PushState,
-    cache: Mutex<HashMap<(Scope, ClientFeaturesQuery), (Revision, ClientFeaturesDocument)>>,
+    cache: Mutex<HashMap<DocumentScope, (Revision, ClientFeaturesDocument)>>,
     /// Taken by the one request building a scope's document: the others wait for it
     /// rather than build the same document beside it.
-    building: Mutex<HashMap<(Scope, ClientFeaturesQuery), Arc<tokio::sync::Mutex<()>>>>,
+    building: Mutex<HashMap<DocumentScope, Arc<tokio::sync::Mutex<()>>>>,
     /// The latest commits of this instance that no document reads (see
     /// [`ClientState::unread_commit`]).
     unread: Mutex<BTreeSet<Revision>>,

@@ -21,6 +21,72 @@ pub(super) fn sort_order(environment: &Environment) -> i64 {
     environment.sort_order.unwrap_or(DEFAULT_SORT_ORDER)
 }
 
+/// Whether the environment `name` is protected: `default`, as Unleash's built-in
+/// environment of that name (which Unleash will not update or delete). Environments are never
+/// updated or deleted through this crate's API, so the flag only tells clients which one it
+/// is.
+pub(super) fn is_protected(name: &str) -> bool {
+    name == "default"
+}
+
+/// Every environment (or only `only`, when it exists) with its counts, unordered: the
+/// projects that have it, the client and frontend keys for it, the features enabled in it.
+async fn details(reader: Reader<'_>, only: Option<&str>) -> Result<Vec<EnvironmentDetail>> {
+    let environments: Vec<Environment> = match only {
+        Some(name) => {
+            let key = environment_key(name);
+            let found = reader.get_all(std::slice::from_ref(&key)).await?;
+            decode_opt(&key, found.first().and_then(Option::as_ref))?
+                .into_iter()
+                .collect()
+        }
+        None => reader.list_decoded(Collection::Environments).await?.1,
+    };
+    if environments.is_empty() {
+        return Ok(Vec::new());
+    }
+    let (_, projects) = reader.list_decoded::<Project>(Collection::Projects).await?;
+    let (_, keys) = reader
+        .list_decoded::<ApiKeyInfo>(Collection::ApiKeys)
+        .await?;
+    let mut enabled: BTreeMap<String, u64> = BTreeMap::new();
+    let listing = reader.list(Collection::FeatureEnvironments, "").await?;
+    for (id, record) in &listing.records {
+        let Some((_, environment)) = id.rsplit_once(SEP) else {
+            continue;
+        };
+        if only.is_some_and(|name| name != environment) {
+            continue;
+        }
+        let key = Key::new(Collection::FeatureEnvironments, id.clone());
+        let fe: FeatureEnvironmentRecord = decode(&key, &record.value)?;
+        *enabled.entry(environment.to_owned()).or_default() += u64::from(fe.enabled);
+    }
+    Ok(environments
+        .into_iter()
+        .map(|environment| {
+            let name = environment.name.as_str();
+            EnvironmentDetail {
+                sort_order: sort_order(&environment),
+                enabled: environment.enabled.unwrap_or(true),
+                protected: is_protected(name),
+                required_approvals: None,
+                project_count: projects
+                    .iter()
+                    .filter(|p| p.environments.iter().any(|e| e == name))
+                    .count() as u64,
+                api_token_count: keys
+                    .iter()
+                    .filter(|k| matches!(&k.access, KeyAccess::Client { environment, .. } if environment == name))
+                    .count() as u64,
+                enabled_toggle_count: enabled.get(name).copied().unwrap_or(0),
+                name: environment.name,
+                environment_type: environment.environment_type,
+            }
+        })
+        .collect())
+}
+
 /// `name` as one token of a JSON pointer (RFC 6901: `~` → `~0`, `/` → `~1`).
 fn pointer_token(name: &str) -> String {
     name.replace('~', "~0").replace('/', "~1")
@@ -89,6 +155,18 @@ impl ToggleAdmin {
         Ok(environments)
     }
 
+    /// Every environment as Unleash lists them (`GET /api/admin/environments`,
+    /// `environmentsSchema`): in the order of [`environments`](Self::environments), each
+    /// with how many projects have it, how many client and frontend keys are for it and how
+    /// many features are enabled in it. Any valid key may list them.
+    pub async fn environment_details(&self, caller: &Caller) -> Result<Vec<EnvironmentDetail>> {
+        self.permit(caller, &[]).await?;
+        let view = self.store.view().await?;
+        let mut environments = details(Reader::View(view.as_ref()), None).await?;
+        environments.sort_by(|a, b| (a.sort_order, &a.name).cmp(&(b.sort_order, &b.name)));
+        Ok(environments)
+    }
+
     /// The environment `name` as Unleash shows one (`environmentSchema`), with how many
     /// projects have it, how many client and frontend keys are for it and how many features
     /// are enabled in it. Any valid key may read it; an unknown name → [`Error::NotFound`]
@@ -96,44 +174,10 @@ impl ToggleAdmin {
     pub async fn environment(&self, caller: &Caller, name: &str) -> Result<EnvironmentDetail> {
         self.permit(caller, &[]).await?;
         let view = self.store.view().await?;
-        let reader = Reader::View(view.as_ref());
-        let key = environment_key(name);
-        let environment: Environment = decode_opt(&key, view.get(&key).await?.as_ref())?
-            .ok_or_else(|| {
-                Error::not_found(format!("Could not find environment with name {name}"))
-            })?;
-        let (_, projects) = reader.list_decoded::<Project>(Collection::Projects).await?;
-        let (_, keys) = reader
-            .list_decoded::<ApiKeyInfo>(Collection::ApiKeys)
-            .await?;
-        let api_token_count = keys
-            .iter()
-            .filter(|k| matches!(&k.access, KeyAccess::Client { environment, .. } if environment == name))
-            .count() as u64;
-        let listing = reader.list(Collection::FeatureEnvironments, "").await?;
-        let suffix = format!("{SEP}{name}");
-        let mut enabled_toggle_count = 0u64;
-        for (id, record) in &listing.records {
-            if !id.ends_with(&suffix) {
-                continue;
-            }
-            let key = Key::new(Collection::FeatureEnvironments, id.clone());
-            let fe: FeatureEnvironmentRecord = decode(&key, &record.value)?;
-            enabled_toggle_count += u64::from(fe.enabled);
-        }
-        Ok(EnvironmentDetail {
-            sort_order: sort_order(&environment),
-            enabled: environment.enabled.unwrap_or(true),
-            protected: false,
-            project_count: projects
-                .iter()
-                .filter(|p| p.environments.iter().any(|e| e == name))
-                .count() as u64,
-            api_token_count,
-            enabled_toggle_count,
-            name: environment.name,
-            environment_type: environment.environment_type,
-        })
+        details(Reader::View(view.as_ref()), Some(name))
+            .await?
+            .pop()
+            .ok_or_else(|| Error::not_found(format!("Could not find environment with name {name}")))
     }
 
     /// Turn the environment `name` on or off (`POST /api/admin/environments/{name}/on|off`).

@@ -27,8 +27,11 @@ use super::users::user_key;
 use crate::access::ADMIN_ROLE;
 use crate::auth::Caller;
 use crate::error::Result;
-use crate::model::{EventCreator, EventFieldFilter, EventSearch, KeyAccess, Permission, User};
-use crate::store::{Event, EventPage, EventQuery};
+use crate::model::{
+    ADMIN_TOKEN_USER_ID, EventCreator, EventFieldFilter, EventSearch, EventView, KeyAccess,
+    Permission, SYSTEM_USER_ID, User, event_label,
+};
+use crate::store::{Event, EventPage, EventQuery, Json, NewEvent};
 
 /// How many events one read of the store brings while a search walks the log.
 const SCAN_PAGE: usize = 1000;
@@ -55,7 +58,8 @@ impl EventScope {
     }
 }
 
-/// The id [`EventCreator`] gives `name`: a number derived from it (47 bits of its SHA-256),
+/// The id [`EventCreator`] gives the author `name` of an event recorded before authors were
+/// recorded by id: a number derived from it (47 bits of its SHA-256),
 /// the same for the same name on every instance and store.
 pub fn creator_id(name: &str) -> i64 {
     let digest = Sha256::digest(name.as_bytes());
@@ -135,7 +139,7 @@ impl ToggleAdmin {
                     .as_ref()
                     .is_none_or(|f| f.passes(e.feature_name.as_deref()))
                 && search.created_by.as_ref().is_none_or(|f| {
-                    let id = creator_id(&e.created_by).to_string();
+                    let id = author_of(e).to_string();
                     f.passes_any(&[&e.created_by, &id])
                 })
                 && search.from.is_none_or(|from| e.created_at >= from)
@@ -168,31 +172,57 @@ impl ToggleAdmin {
     }
 
     /// Everyone who made events `caller` may see (`GET /api/admin/event-creators`, Unleash's
-    /// `eventCreatorsSchema`), by name, each with the id the event search's `createdBy`
-    /// takes (see [`EventCreator`]). Walks the whole log. Any valid key may read them.
+    /// `eventCreatorsSchema`), by id: each user (by its name, else its username or email),
+    /// `Unleash Admin Token` (-42) for the keys acting as no user, `Unleash System` (-1337)
+    /// for the service itself, as Unleash lists them; events recorded before authors were
+    /// recorded by id stand for their author's name, with the id [`creator_id`] gives it.
+    /// The event search's `createdBy` takes these ids. Walks the whole log. Any valid key may
+    /// read them.
     pub async fn event_creators(&self, caller: &Caller) -> Result<Vec<EventCreator>> {
         self.permit(caller, &[]).await?;
         let scope = self.event_scope(caller).await?;
-        let mut names: BTreeMap<String, i64> = BTreeMap::new();
+        let mut creators: BTreeMap<i64, String> = BTreeMap::new();
         let mut after = 0u64;
         loop {
             let page = self.store.events(after, SCAN_PAGE).await?;
             let read = page.len();
             for event in page {
                 after = event.id;
-                if scope.sees(&event) && !names.contains_key(&event.event.created_by) {
-                    let id = creator_id(&event.event.created_by);
-                    names.insert(event.event.created_by, id);
+                if !scope.sees(&event) {
+                    continue;
+                }
+                if let std::collections::btree_map::Entry::Vacant(entry) =
+                    creators.entry(author_of(&event.event))
+                {
+                    let name = self
+                        .creator_name(*entry.key(), &event.event.created_by)
+                        .await?;
+                    entry.insert(name);
                 }
             }
             if read < SCAN_PAGE {
                 break;
             }
         }
-        Ok(names
+        Ok(creators
             .into_iter()
-            .map(|(name, id)| EventCreator { id, name })
+            .map(|(id, name)| EventCreator { id, name })
             .collect())
+    }
+
+    /// The name [`event_creators`](Self::event_creators) shows for the author `id` of an
+    /// event recorded as by `created_by`.
+    async fn creator_name(&self, id: i64, created_by: &str) -> Result<String> {
+        Ok(match id {
+            SYSTEM_USER_ID => "Unleash System".to_owned(),
+            ADMIN_TOKEN_USER_ID => "Unleash Admin Token".to_owned(),
+            id => {
+                let key = user_key(id);
+                let user: Option<User> = decode_opt(&key, self.store.get(&key).await?.as_ref())?;
+                user.and_then(|u| u.name.or(u.username).or(u.email))
+                    .unwrap_or_else(|| created_by.to_owned())
+            }
+        })
     }
 
     /// Which events `caller` may see.
@@ -229,6 +259,49 @@ impl ToggleAdmin {
             },
         })
     }
+}
+
+/// The author of `event` by id, as [`ToggleAdmin::event_creators`] lists it: its recorded
+/// user id, or for an event recorded before authors were recorded by id, the id
+/// [`creator_id`] gives its author's name.
+fn author_of(event: &NewEvent) -> i64 {
+    event
+        .created_by_user_id
+        .unwrap_or_else(|| creator_id(&event.created_by))
+}
+
+/// How the event routes show `event` (Unleash's `eventSchema`); `labelled` adds its label,
+/// as Unleash's event search does.
+pub fn event_view(event: Event, labelled: bool) -> EventView {
+    let Event {
+        id,
+        revision,
+        event: e,
+    } = event;
+    EventView {
+        id,
+        revision: revision.0,
+        label: labelled.then(|| {
+            event_label(&e.event_type)
+                .map(str::to_owned)
+                .unwrap_or_else(|| e.event_type.clone())
+        }),
+        event_type: e.event_type,
+        created_by: e.created_by,
+        created_by_user_id: e.created_by_user_id,
+        created_at: e.created_at,
+        project: e.project,
+        feature_name: e.feature_name,
+        environment: e.environment,
+        data: e.data,
+        pre_data: e.pre_data,
+        tags: e.tags.unwrap_or_else(no_tags),
+    }
+}
+
+/// `[]`.
+fn no_tags() -> Json {
+    Json::from_text("[]".to_owned()).unwrap_or_else(|_| Json::null())
 }
 
 /// Whether `event` mentions `text` (lower case): in its type, author, project, feature,

@@ -7,7 +7,7 @@ use chrono::Utc;
 
 use super::flow::Tx;
 use super::records::{
-    FeatureDependenciesRecord, FeatureRecord, SEP, decode, decode_opt, encode,
+    FeatureDependenciesRecord, FeatureRecord, FeatureTagsRecord, SEP, decode, decode_opt, encode,
     feature_attachment_keys, feature_dependencies_key, feature_key, feature_lifecycle_key,
     feature_not_found, project_key, project_not_found,
 };
@@ -137,18 +137,25 @@ async fn delete_in(tx: &mut Tx<'_>, project: &str, record: &FeatureRecord) -> Re
     for (id, _) in &environments.records {
         tx.delete(Key::new(Collection::FeatureEnvironments, id.clone()));
     }
+    let mut tags = Vec::new();
     for key in feature_attachment_keys(name) {
-        if tx.get(&key).await?.is_some() {
-            tx.delete(key);
+        let Some(found) = tx.get(&key).await? else {
+            continue;
+        };
+        if key.collection == Collection::FeatureTags {
+            tags = decode::<FeatureTagsRecord>(&key, &found.value)?.tags;
         }
+        tx.delete(key);
     }
-    tx.delete(fkey.clone()).record(
+    // The event carries the tags the feature had, as Unleash's does.
+    let tags = encode(&fkey, &tags)?;
+    tx.delete(fkey.clone()).record_tagged(
         "feature-deleted",
         Some(project),
         Some(name),
-        None,
         Some(encode(&fkey, record)?),
         None,
+        tags,
     );
     Ok(())
 }

@@ -17,8 +17,8 @@ use crate::model::{Feature, FeatureClone, FeatureName, FeatureUpdate, Permission
 use crate::names::name_problem;
 use crate::store::{Collection, Key};
 
-/// Unleash's built-in feature types.
-pub(crate) const FEATURE_TYPES: [&str; 5] = [
+/// Unleash's built-in feature types: what a feature's `type` may be.
+pub const FEATURE_TYPES: [&str; 5] = [
     "release",
     "experiment",
     "operational",
@@ -320,7 +320,7 @@ impl ToggleAdmin {
                     Some(&clone.name),
                     None,
                     None,
-                    Some(encode(&nkey, &record)?),
+                    Some(encode(&nkey, &record.created_data())?),
                 );
                 let listing = tx
                     .list(Collection::FeatureEnvironments, &format!("{name}{SEP}"))

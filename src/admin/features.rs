@@ -337,7 +337,7 @@ impl ToggleAdmin {
                     Some(&feature.name),
                     None,
                     None,
-                    Some(encode(&fkey, &record)?),
+                    Some(encode(&fkey, &record.created_data())?),
                 );
                 // The environments' types and sort orders, for the view (a new feature has
                 // no parents or children).

@@ -40,6 +40,7 @@ use super::permit::{Need, Permit};
 use super::reader::{Reader, Tracked};
 use crate::auth::Caller;
 use crate::error::{Error, Result};
+use crate::model::{ADMIN_TOKEN_USER_ID, KeyAccess, SYSTEM_USER_ID};
 use crate::store::{
     Accepted, ChangeSet, Collection, Json, Key, Listing, NewEvent, Revision, Store, StoreError,
     Versioned,
@@ -71,15 +72,18 @@ pub(crate) struct Tx<'s> {
     changes: ChangeSet,
     /// Who the events are by.
     actor: String,
+    /// Who the events are by, as a user id (see [`author_id`]).
+    actor_id: i64,
 }
 
 impl<'s> Tx<'s> {
-    fn new(admin: &'s ToggleAdmin, actor: String) -> Self {
+    fn new(admin: &'s ToggleAdmin, actor: String, actor_id: i64) -> Self {
         Self {
             admin,
             tracked: Tracked::new(admin.store.as_ref()),
             changes: ChangeSet::new(),
             actor,
+            actor_id,
         }
     }
 
@@ -167,8 +171,28 @@ impl<'s> Tx<'s> {
             environment: environment.map(str::to_owned),
             data,
             pre_data,
+            created_by_user_id: Some(self.actor_id),
+            tags: None,
         };
         self.event(event)
+    }
+
+    /// Record an `event_type` event by this transaction's caller, now, carrying `tags` (a
+    /// JSON array): a deleted feature's tags, as Unleash records them.
+    pub(crate) fn record_tagged(
+        &mut self,
+        event_type: &str,
+        project: Option<&str>,
+        feature: Option<&str>,
+        pre_data: Option<Json>,
+        data: Option<Json>,
+        tags: Json,
+    ) -> &mut Self {
+        self.record(event_type, project, feature, None, pre_data, data);
+        if let Some(event) = self.changes.events.last_mut() {
+            event.tags = Some(tags);
+        }
+        self
     }
 
     /// Create `value` at `key`, which must still be free, with an `event_type` event whose
@@ -297,11 +321,14 @@ impl ToggleAdmin {
         let mut attempt = 0usize;
         loop {
             attempt += 1;
-            let actor = match &permit {
-                Ok(permit) => permit.caller().info.name.clone(),
-                Err(actor) => (*actor).to_owned(),
+            let (actor, actor_id) = match &permit {
+                Ok(permit) => (
+                    permit.caller().info.name.clone(),
+                    author_id(permit.caller()),
+                ),
+                Err(actor) => ((*actor).to_owned(), SYSTEM_USER_ID),
             };
-            let mut tx = Tx::new(self, actor);
+            let mut tx = Tx::new(self, actor, actor_id);
             let outcome = match decide(&mut tx).await {
                 Ok(value) if tx.is_empty() => return Ok(value),
                 Ok(value) => {
@@ -409,5 +436,19 @@ pub(crate) fn event(
         environment: environment.map(str::to_owned),
         data,
         pre_data,
+        created_by_user_id: Some(author_id(caller)),
+        tags: None,
+    }
+}
+
+/// Who `caller`'s changes are by, as a user id (Unleash's `createdByUserId`): the user a key
+/// acts as; [`ADMIN_TOKEN_USER_ID`] for a key acting as no user that may write (an admin key,
+/// a key with grants), as Unleash counts admin tokens; [`SYSTEM_USER_ID`] for a client key
+/// (whose only writes are what SDKs report), as Unleash counts other tokens.
+pub(crate) fn author_id(caller: &Caller) -> i64 {
+    match &caller.info.access {
+        KeyAccess::User { user_id } => *user_id,
+        KeyAccess::Admin | KeyAccess::Grants { .. } => ADMIN_TOKEN_USER_ID,
+        KeyAccess::Client { .. } => SYSTEM_USER_ID,
     }
 }

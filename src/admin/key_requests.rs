@@ -13,7 +13,7 @@ use crate::store::Key;
 
 /// What a token request means: the one place where each token `type` of Unleash's
 /// `createApiTokenSchema` gets its meaning, for the HTTP route and library callers alike
-/// ([`ToggleAdmin::create_token`]).
+/// ([`ToggleAdmin::create_token`](crate::ToggleAdmin::create_token)).
 ///
 /// * `admin`: every permission everywhere; `environment`, `project` and `projects` must be
 ///   absent or `*`.

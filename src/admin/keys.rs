@@ -135,6 +135,8 @@ impl ToggleAdmin {
                             environment: None,
                             data: Some(key_event_data(&key, &stored.info)?),
                             pre_data: None,
+                            created_by_user_id: Some(crate::model::SYSTEM_USER_ID),
+                            tags: None,
                         });
                     Ok(NewApiKey {
                         info: stored.info,
@@ -492,17 +494,10 @@ pub(super) fn with_expiry(key: &Key, value: &Json, expires_at: DateTime<Utc>) ->
     encode(key, &stored)
 }
 
-/// The event data of a key: its public description, never its secret or digests.
+/// The event data of a key: the key as the key listings show it (Unleash's token without
+/// its secret), never its secret or digests.
 pub(super) fn key_event_data(key: &Key, info: &ApiKeyInfo) -> Result<Json> {
-    encode(
-        key,
-        &serde_json::json!({
-            "id": info.id,
-            "name": info.name,
-            "access": info.access,
-            "expiresAt": info.expires_at,
-        }),
-    )
+    encode(key, &crate::model::ApiKeyView::new(info.clone(), None))
 }
 
 /// The key whose secret is `secret` (its hash `hash`) from its `record`, if there is one and

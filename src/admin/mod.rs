@@ -77,7 +77,8 @@ use crate::store::Store;
 pub use client_metrics::DEFAULT_METRICS_FLUSH_INTERVAL;
 pub use client_scope::DEFAULT_CLIENT_ENVIRONMENT;
 pub use delta::{DEFAULT_HISTORY_AGE, DEFAULT_HISTORY_EVENTS, DeltaAnswer, MAX_SCOPES, PushConfig};
-pub use events::{creator_id, parse_event_filter};
+pub use events::{creator_id, event_view, parse_event_filter};
+pub use feature_edits::FEATURE_TYPES;
 #[cfg(feature = "frontend")]
 pub use frontend::{MAX_CONTEXT_PROPERTIES, MAX_CONTEXT_VALUE};
 pub use key_requests::token_access;
@@ -143,18 +144,17 @@ impl ToggleAdmin {
             let user: Option<crate::model::User> =
                 records::decode_opt(&key, self.store.get(&key).await?.as_ref())?;
             if let Some(user) = user {
-                let seed = user
-                    .email
-                    .clone()
-                    .or_else(|| user.username.clone())
-                    .or_else(|| user.name.clone())
-                    .unwrap_or_default();
+                let image_url = user.image_url();
                 let name = user
                     .name
                     .or(user.username)
                     .or(user.email)
                     .unwrap_or_default();
-                return Ok(crate::model::FeatureUser::new(user.id, &name, &seed));
+                return Ok(crate::model::FeatureUser {
+                    id: user.id,
+                    name,
+                    image_url,
+                });
             }
         }
         Ok(crate::model::FeatureUser::admin_token_user())

@@ -6,15 +6,15 @@ use std::collections::BTreeSet;
 use chrono::{DateTime, Utc};
 
 use super::keys::all_keys;
-use super::records::decode_opt;
+use super::records::{decode_opt, project_key};
 use super::users::user_key;
 use super::{Authority, Need, ToggleAdmin};
 use crate::access::{self, ADMIN_ROLE, VIEWER_ROLE};
 use crate::auth::{Caller, NewApiKey};
 use crate::error::{Error, ErrorDetail, Result};
 use crate::model::{
-    ApiKeyInfo, Grant, HeldPermission, KeyAccess, Me, Permission, Profile, Project, Role,
-    RoleSummary, SessionUser, User,
+    ADMIN_TOKEN_USER_ID, ApiKeyInfo, Grant, HeldPermission, KeyAccess, Me, Permission, Profile,
+    Project, Role, RoleSummary, SessionUser, User,
 };
 use crate::names::{MAX_NAME, display_name_problem};
 use crate::store::Collection;
@@ -22,8 +22,8 @@ use crate::store::Collection;
 /// The most keys a user may hold for itself, as Unleash's `PAT_LIMIT`.
 pub const MAX_PERSONAL_KEYS: usize = 10;
 
-/// The id Unleash gives the user behind an admin token.
-const ADMIN_TOKEN_USER: i64 = -42;
+/// The project Unleash records every user's root role in.
+const ROOT_ROLE_PROJECT: &str = "default";
 
 /// The 403 of a key that acts as no user on a user's own keys.
 fn no_user() -> Error {
@@ -56,11 +56,14 @@ impl ToggleAdmin {
                     SessionUser {
                         id: user.id,
                         is_api: false,
+                        image_url: Some(user.image_url()),
                         name: user.name,
                         username: user.username,
                         email: user.email,
                         root_role: Some(user.root_role),
                         account_type: "User".to_owned(),
+                        seen_at: None,
+                        login_attempts: Some(0),
                         created_at: Some(user.created_at),
                     },
                     grants,
@@ -68,13 +71,16 @@ impl ToggleAdmin {
             }
             access => (
                 SessionUser {
-                    id: ADMIN_TOKEN_USER,
+                    id: ADMIN_TOKEN_USER_ID,
                     is_api: true,
                     name: None,
                     username: Some(caller.info.name.clone()),
                     email: None,
                     root_role: (*access == KeyAccess::Admin).then_some(ADMIN_ROLE),
                     account_type: "API token".to_owned(),
+                    image_url: None,
+                    seen_at: None,
+                    login_attempts: None,
                     created_at: Some(caller.info.created_at),
                 },
                 match access {
@@ -100,8 +106,9 @@ impl ToggleAdmin {
 
     /// The caller's root role and projects (`GET /api/admin/user/profile`, Unleash's
     /// `profileSchema`): for a key acting as a user, its root role and the projects where it
-    /// holds a role (directly or through a group); an admin key is Admin; a key with grants
-    /// is Viewer, with the projects its grants name.
+    /// holds a role (directly or through a group), `default` among them as in Unleash (which
+    /// records a root role as held there); an admin key is Admin; a key with grants is
+    /// Viewer, with the projects its grants name.
     pub async fn profile(&self, caller: &Caller) -> Result<Profile> {
         self.permit(caller, &[]).await?;
         let (role, projects) = match &caller.info.access {
@@ -252,10 +259,16 @@ impl ToggleAdmin {
         self.user_grants(id, &needs, &mut basis).await
     }
 
-    /// The projects where user `id` holds a role, directly or through a group, by id.
+    /// The projects where user `id` holds a role, directly or through a group, by id; and
+    /// `default`, when that project exists, as in Unleash, which records every user's root
+    /// role as held in the `default` project.
     async fn user_projects(&self, id: i64) -> Result<Vec<String>> {
         let grants = self.all_user_grants(id).await?;
-        let projects: BTreeSet<String> = grants.into_iter().filter_map(|g| g.project).collect();
+        let mut projects: BTreeSet<String> = grants.into_iter().filter_map(|g| g.project).collect();
+        let default = project_key(ROOT_ROLE_PROJECT);
+        if self.store.get(&default).await?.is_some() {
+            projects.insert(ROOT_ROLE_PROJECT.to_owned());
+        }
         Ok(projects.into_iter().collect())
     }
 }

@@ -3,7 +3,7 @@
 
 use serde_json::Value;
 
-use super::environments::sort_order;
+use super::environments::{is_protected, sort_order};
 use super::reader::Reader;
 use super::records::{
     FeatureEnvironmentRecord, FeatureRecord, decode_opt, encode, environment_key,
@@ -74,7 +74,8 @@ impl ToggleAdmin {
             listed.push(ProjectEnvironmentView {
                 sort_order: sort_order(&environment),
                 enabled: environment.enabled.unwrap_or(true),
-                protected: false,
+                protected: is_protected(name),
+                required_approvals: None,
                 project_api_token_count,
                 project_enabled_toggle_count,
                 default_strategy: current.default_strategies.get(name).cloned(),

@@ -2,18 +2,24 @@
 
 use std::collections::BTreeSet;
 
+use chrono::{DateTime, Utc};
+
 use super::access::access_key;
 use super::reader::Reader;
 use super::records::{
     FeatureRecord, decode_opt, encode, environment_key, project_key, project_not_found,
 };
+use super::users::user_key;
 use super::{Need, ToggleAdmin};
+use crate::access::OWNER_ROLE;
 use crate::auth::Caller;
 use crate::error::{Error, ErrorDetail, Result};
-use crate::model::{Group, Permission, ProjectAccessConfiguration, ProjectSummary};
+use crate::model::{
+    Group, Permission, ProjectAccessConfiguration, ProjectOwner, ProjectSummary, User,
+};
 use crate::model::{NewProject, Project};
 use crate::names::{MAX_NAME, display_name_problem, name_problem};
-use crate::store::Collection;
+use crate::store::{Collection, EventQuery, Key};
 
 impl ToggleAdmin {
     /// Create a project. Needs `CREATE_PROJECT`. The id must be 1–100 URL-friendly characters
@@ -118,9 +124,11 @@ impl ToggleAdmin {
     }
 
     /// Every project as Unleash lists them (`GET /api/admin/projects`, `projectsSchema`): by
-    /// id, each with its health, feature counts and member count. Any valid key may list
-    /// them. Unlike Unleash OSS, which shows only `default`, every project is listed.
-    /// Projects are never archived here, so `archived` = true lists none.
+    /// id, each with its health, feature counts, member count, owners and when one of its
+    /// features last changed. Any valid key may list them. Unlike Unleash OSS, which shows
+    /// only `default`, every project is listed; and the health is computed when read
+    /// (Unleash's is refreshed by a periodic job, so it lags behind changes). Projects are
+    /// never archived here, so `archived` = true lists none.
     pub async fn project_summaries(
         &self,
         caller: &Caller,
@@ -155,7 +163,22 @@ impl ToggleAdmin {
                     members.extend(group.users.iter().copied());
                 }
             }
+            let owners = owners(&access, &groups, &reader).await?;
+            let held: BTreeSet<&str> = features
+                .iter()
+                .filter(|f| f.project == project.id)
+                .map(|f| f.name.as_str())
+                .collect();
+            let last_updated_at = if held.is_empty() {
+                None
+            } else {
+                self.last_feature_change(&project.id, &held).await?
+            };
             summaries.push(ProjectSummary {
+                archived_at: None,
+                last_reported_flag_usage: None,
+                last_updated_at,
+                owners,
                 health: health(total, stale),
                 feature_count: total,
                 stale_feature_count: stale,
@@ -173,6 +196,36 @@ impl ToggleAdmin {
         Ok(summaries)
     }
 
+    /// When one of `features` (the features of `project`) last changed: the time of the
+    /// project's newest event naming one of them. Reads the project's events newest first
+    /// until it finds one.
+    async fn last_feature_change(
+        &self,
+        project: &str,
+        features: &BTreeSet<&str>,
+    ) -> Result<Option<DateTime<Utc>>> {
+        let mut query = EventQuery::newest(EVENT_PAGE);
+        query.project = Some(project.to_owned());
+        loop {
+            let page = self.store.query_events(&query).await?;
+            let read = page.events.len();
+            for event in &page.events {
+                query.before = Some(event.id);
+                if event
+                    .event
+                    .feature_name
+                    .as_deref()
+                    .is_some_and(|f| features.contains(f))
+                {
+                    return Ok(Some(event.event.created_at));
+                }
+            }
+            if read < EVENT_PAGE {
+                return Ok(None);
+            }
+        }
+    }
+
     /// Every project, by id. Any valid key may list them.
     pub async fn projects(&self, caller: &Caller) -> Result<Vec<Project>> {
         self.require(caller, &[]).await?;
@@ -182,6 +235,50 @@ impl ToggleAdmin {
             .await?;
         Ok(projects)
     }
+}
+
+/// How many events one read brings while looking for a project's last feature change.
+const EVENT_PAGE: usize = 100;
+
+/// Who holds the Owner role in a project with `access`, as Unleash lists them: its users, then
+/// its groups; the system when nobody does.
+async fn owners(
+    access: &ProjectAccessConfiguration,
+    groups: &[Group],
+    reader: &Reader<'_>,
+) -> Result<Vec<ProjectOwner>> {
+    let mut owners = Vec::new();
+    let owning = access.roles.iter().filter(|r| r.id == OWNER_ROLE);
+    let user_ids: Vec<i64> = owning
+        .clone()
+        .flat_map(|r| r.users.iter().copied())
+        .collect();
+    let keys: Vec<Key> = user_ids.iter().map(|id| user_key(*id)).collect();
+    for (key, record) in keys.iter().zip(reader.get_all(&keys).await?) {
+        if let Some(user) = decode_opt::<User>(key, record.as_ref())? {
+            owners.push(ProjectOwner::User {
+                image_url: user.image_url(),
+                name: user
+                    .name
+                    .clone()
+                    .or_else(|| user.username.clone())
+                    .or_else(|| user.email.clone())
+                    .unwrap_or_default(),
+                email: user.email,
+            });
+        }
+    }
+    for role in owning {
+        for group in groups.iter().filter(|g| role.groups.contains(&g.id)) {
+            owners.push(ProjectOwner::Group {
+                name: group.name.clone(),
+            });
+        }
+    }
+    if owners.is_empty() {
+        owners.push(ProjectOwner::System);
+    }
+    Ok(owners)
 }
 
 /// A project's health as Unleash computes it: the share of its active features that are not

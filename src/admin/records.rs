@@ -150,6 +150,21 @@ pub(crate) struct FeatureRecord {
 }
 
 impl FeatureRecord {
+    /// The data of the `feature-created` event that makes this feature.
+    pub(crate) fn created_data(&self) -> crate::model::CreatedFeatureData<'_> {
+        crate::model::CreatedFeatureData {
+            name: &self.name,
+            description: self.description.as_deref(),
+            feature_type: &self.feature_type,
+            project: &self.project,
+            stale: self.stale,
+            created_at: self.created_at,
+            last_seen_at: None,
+            impression_data: self.impression_data,
+            archived: self.archived,
+        }
+    }
+
     /// Record `user` as the most recent collaborator.
     pub(crate) fn touched_by(&mut self, user: &crate::model::FeatureUser) {
         self.collaborators.retain(|u| u.id != user.id);

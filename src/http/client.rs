@@ -149,14 +149,14 @@ async fn feature(
     AnyKey(caller): AnyKey,
     headers: HeaderMap,
     Params(name): Params<String>,
-) -> HttpResult<super::error::Json<unleash_types::client_features::ClientFeature>> {
+) -> HttpResult<super::error::Json<crate::model::OneClientFeature>> {
     let segments = headers
         .get("unleash-client-spec")
         .and_then(|v| v.to_str().ok())
         .and_then(spec_version)
         .is_some_and(|v| v >= SEGMENTS_SPEC);
     Ok(super::error::Json::ok(
-        admin.client_feature(&caller, &name, segments).await?,
+        admin.client_feature(&caller, &name, segments).await?.into(),
     ))
 }
 

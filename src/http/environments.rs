@@ -115,7 +115,7 @@ async fn sort_order(
 #[derive(Debug, Serialize, utoipa::ToSchema)]
 struct Environments {
     version: u32,
-    environments: Vec<Environment>,
+    environments: Vec<EnvironmentDetail>,
 }
 
 #[utoipa::path(
@@ -123,7 +123,7 @@ struct Environments {
     path = "/api/admin/environments",
     tag = "projects",
     responses(
-        (status = 200, description = "Every environment.", body = Environments),
+        (status = 200, description = "Every environment, with its counts.", body = Environments),
         super::openapi::Errors
     )
 )]
@@ -133,7 +133,7 @@ async fn list_environments(
 ) -> HttpResult<Json<Environments>> {
     Ok(Json::ok(Environments {
         version: 1,
-        environments: admin.environments(&caller).await?,
+        environments: admin.environment_details(&caller).await?,
     }))
 }
 

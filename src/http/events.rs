@@ -1,8 +1,7 @@
 //! The audit log over HTTP: `GET /api/admin/events` (newest first, a page at a time), a
 //! feature's events, Unleash's two event searches, and who made events.
 //!
-//! The answers hold the store's [`Event`]s, so their wire types live here rather than in
-//! `model` (which the store builds on).
+//! Events are shown as [`EventView`]s (Unleash's `eventSchema`).
 
 use axum::extract::State;
 use chrono::{DateTime, NaiveDate, TimeDelta, Utc};
@@ -11,9 +10,9 @@ use serde::{Deserialize, Serialize};
 use super::error::{HttpResult, Json};
 use super::extract::{Authenticated, JsonBody, Params, QueryParams};
 use crate::ToggleAdmin;
-use crate::admin::parse_event_filter;
+use crate::admin::{event_view, parse_event_filter};
 use crate::error::{Error, ErrorDetail};
-use crate::model::{EventCreator, EventFieldFilter, EventSearch, EventSearchBody};
+use crate::model::{EventCreator, EventFieldFilter, EventSearch, EventSearchBody, EventView};
 use crate::store::{Event, EventQuery};
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
@@ -65,7 +64,7 @@ struct Filter {
 #[serde(rename_all = "camelCase")]
 struct Events {
     version: u32,
-    events: Vec<Event>,
+    events: Vec<EventView>,
     total_events: u64,
 }
 
@@ -95,7 +94,7 @@ async fn list(
     let page = admin.query_events(&caller, &query).await?;
     Ok(Json::ok(Events {
         version: 1,
-        events: page.events,
+        events: views(page.events, false),
         total_events: page.total,
     }))
 }
@@ -106,7 +105,7 @@ async fn list(
 struct FeatureEvents {
     version: u32,
     toggle_name: String,
-    events: Vec<Event>,
+    events: Vec<EventView>,
     total_events: u64,
 }
 
@@ -135,7 +134,7 @@ async fn feature_events(
     Ok(Json::ok(FeatureEvents {
         version: 1,
         toggle_name: feature,
-        events: page.events,
+        events: views(page.events, false),
         total_events: page.total,
     }))
 }
@@ -171,7 +170,7 @@ async fn search_body(
     let page = admin.search_events(&caller, &search).await?;
     Ok(Json::ok(Events {
         version: 1,
-        events: page.events,
+        events: views(page.events, false),
         total_events: page.total,
     }))
 }
@@ -207,7 +206,7 @@ struct SearchParams {
 /// Unleash's `eventSearchResponseSchema`.
 #[derive(Debug, Serialize, utoipa::ToSchema)]
 struct EventSearchPage {
-    events: Vec<Event>,
+    events: Vec<EventView>,
     total: u64,
 }
 
@@ -286,9 +285,17 @@ async fn search(
     };
     let page = admin.search_events(&caller, &search).await?;
     Ok(Json::ok(EventSearchPage {
-        events: page.events,
+        events: views(page.events, true),
         total: page.total,
     }))
+}
+
+/// `events` as shown, `labelled` for the event search.
+fn views(events: Vec<Event>, labelled: bool) -> Vec<EventView> {
+    events
+        .into_iter()
+        .map(|e| event_view(e, labelled))
+        .collect()
 }
 
 /// The instant a `from` or `to` names: a date (`2024-05-01`; `to` means the end of that day,

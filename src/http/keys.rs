@@ -26,8 +26,8 @@ use crate::admin::{Need, token_access};
 use crate::auth::NewApiKey;
 use crate::error::{Error, ErrorDetail};
 use crate::model::{
-    ApiKeyBody, ApiKeyExpiryBody, ApiKeyView, KeyAccess, Permission, PersonalApiKeyBody,
-    PersonalApiKeyView,
+    ApiKeyBody, ApiKeyExpiryBody, ApiKeyInfo, ApiKeyView, KeyAccess, Permission,
+    PersonalApiKeyBody, PersonalApiKeyView, named_key,
 };
 use crate::{Caller, ToggleAdmin};
 
@@ -290,29 +290,28 @@ async fn create_user_key(
 async fn revoke_user_key(
     State(admin): State<ToggleAdmin>,
     Authenticated(caller): Authenticated,
-    Params((user_id, token_id)): Params<(i64, uuid::Uuid)>,
+    Params((user_id, token)): Params<(i64, String)>,
 ) -> HttpResult<StatusCode> {
-    ensure_user_key(&admin, &caller, user_id, token_id).await?;
+    let token_id = user_key_id(&admin, &caller, user_id, &token).await?;
     admin.revoke_api_key(&caller, token_id).await?;
     Ok(StatusCode::OK)
 }
 
-/// 404 unless `token_id` is a key that acts as `user_id`.
-async fn ensure_user_key(
+/// The id of the key `token` (its number or id) that acts as `user_id`; 404 unless there is
+/// one.
+async fn user_key_id(
     admin: &ToggleAdmin,
     caller: &Caller,
     user_id: i64,
-    token_id: uuid::Uuid,
-) -> crate::Result<()> {
-    let keys = admin.api_keys(caller).await?;
-    let owned = keys
-        .iter()
-        .any(|k| k.id == token_id && k.access == KeyAccess::User { user_id });
-    if owned {
-        Ok(())
-    } else {
-        Err(Error::not_found(format!(
-            "User {user_id} has no token with id {token_id}."
-        )))
-    }
+    token: &str,
+) -> crate::Result<uuid::Uuid> {
+    let keys: Vec<ApiKeyInfo> = admin
+        .api_keys(caller)
+        .await?
+        .into_iter()
+        .filter(|k| k.access == KeyAccess::User { user_id })
+        .collect();
+    named_key(&keys, token)
+        .map(|k| k.id)
+        .ok_or_else(|| Error::not_found(format!("User {user_id} has no token with id {token}.")))
 }

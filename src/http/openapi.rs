@@ -291,8 +291,9 @@ pub(crate) struct AppPath(String);
 #[allow(dead_code)]
 pub(crate) struct ApiKeyPath(String);
 
-/// `/api/admin/user-admin/{id}/tokens/{tokenId}`.
+/// `/api/admin/user-admin/{id}/tokens/{tokenId}`: the user's id, and the key's number or id (a
+/// UUID).
 #[derive(IntoParams)]
 #[into_params(names("id", "tokenId"), parameter_in = Path)]
 #[allow(dead_code)]
-pub(crate) struct PersonalApiKeyPath(i64, uuid::Uuid);
+pub(crate) struct PersonalApiKeyPath(i64, String);

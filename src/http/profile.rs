@@ -12,7 +12,9 @@ use super::extract::{Authenticated, LaterBody, Params};
 use super::keys::expiry;
 use crate::ToggleAdmin;
 use crate::error::{Error, ErrorDetail};
-use crate::model::{Me, PersonalApiKeyBody, PersonalApiKeyView, PersonalApiKeys, Profile};
+use crate::model::{
+    Me, PersonalApiKeyBody, PersonalApiKeyView, PersonalApiKeys, Profile, named_key,
+};
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 
@@ -24,11 +26,11 @@ pub(crate) fn routes() -> OpenApiRouter<ToggleAdmin> {
         .routes(routes!(revoke_token))
 }
 
-/// `{id}` of a user's own key.
+/// `{id}` of a user's own key: its number, or its id (a UUID).
 #[derive(utoipa::IntoParams)]
 #[into_params(names("id"), parameter_in = Path)]
 #[allow(dead_code)]
-struct OwnKeyPath(uuid::Uuid);
+struct OwnKeyPath(String);
 
 /// Who the caller is and what it may do; not cached (`Cache-Control: no-store`, as Unleash).
 #[utoipa::path(
@@ -139,8 +141,17 @@ async fn create_token(
 async fn revoke_token(
     State(admin): State<ToggleAdmin>,
     Authenticated(caller): Authenticated,
-    Params(id): Params<uuid::Uuid>,
+    Params(token): Params<String>,
 ) -> HttpResult<StatusCode> {
+    let id = match uuid::Uuid::parse_str(&token) {
+        Ok(id) => id,
+        Err(_) => {
+            let (user_id, keys) = admin.personal_api_keys(&caller).await?;
+            named_key(&keys, &token).map(|k| k.id).ok_or_else(|| {
+                Error::not_found(format!("User {user_id} has no token with id {token}."))
+            })?
+        }
+    };
     admin.revoke_personal_api_key(&caller, id).await?;
     Ok(StatusCode::OK)
 }

@@ -9,7 +9,8 @@ use super::extract::{Authenticated, JsonBody, LaterBody, Params, QueryParams};
 use crate::ToggleAdmin;
 use crate::admin::Need;
 use crate::model::{
-    Group, GroupBody, NewRole, NewUser, Permission, Role, User, UserAccessOverview, UserUpdate,
+    Group, GroupBody, NewRole, NewUser, Permission, Role, RoleSummary, RoleType,
+    UserAccessOverview, UserUpdate, UserView,
 };
 
 use utoipa_axum::router::OpenApiRouter;
@@ -33,7 +34,7 @@ pub(crate) fn routes() -> OpenApiRouter<ToggleAdmin> {
     tag = "access",
     request_body(content = crate::model::NewUser, description = "The user to create.", content_type = "application/json"),
     responses(
-        (status = 201, description = "The user created.", body = crate::User),
+        (status = 201, description = "The user created.", body = UserView),
         super::openapi::BodyErrors
     )
 )]
@@ -41,14 +42,18 @@ async fn create_user(
     State(admin): State<ToggleAdmin>,
     Authenticated(caller): Authenticated,
     JsonBody(user): JsonBody<NewUser>,
-) -> HttpResult<Json<User>> {
-    Ok(Json::created(admin.create_user(&caller, &user).await?))
+) -> HttpResult<Json<UserView>> {
+    Ok(Json::created(
+        admin.create_user(&caller, &user).await?.into(),
+    ))
 }
 
 #[derive(Debug, Serialize, utoipa::ToSchema)]
+#[serde(rename_all = "camelCase")]
 struct Users {
-    #[schema(value_type = Vec<crate::User>)]
-    users: Vec<User>,
+    users: Vec<UserView>,
+    /// The root roles a user may hold (Admin, Editor, Viewer), as Unleash lists them.
+    root_roles: Vec<RoleSummary>,
 }
 
 #[utoipa::path(
@@ -56,7 +61,7 @@ struct Users {
     path = "/api/admin/user-admin",
     tag = "access",
     responses(
-        (status = 200, description = "Every user.", body = Users),
+        (status = 200, description = "Every user, and the root roles.", body = Users),
         super::openapi::Errors
     )
 )]
@@ -64,8 +69,17 @@ async fn list_users(
     State(admin): State<ToggleAdmin>,
     Authenticated(caller): Authenticated,
 ) -> HttpResult<Json<Users>> {
+    let users = admin.users(&caller).await?;
+    let root_roles = admin
+        .roles(&caller)
+        .await?
+        .iter()
+        .filter(|r| r.role_type == RoleType::Root)
+        .map(RoleSummary::from)
+        .collect();
     Ok(Json::ok(Users {
-        users: admin.users(&caller).await?,
+        users: users.into_iter().map(UserView::from).collect(),
+        root_roles,
     }))
 }
 
@@ -75,7 +89,7 @@ async fn list_users(
     tag = "access",
     params(super::openapi::IdPath),
     responses(
-        (status = 200, description = "The user.", body = crate::User),
+        (status = 200, description = "The user.", body = UserView),
         super::openapi::Errors
     )
 )]
@@ -83,8 +97,8 @@ async fn read_user(
     State(admin): State<ToggleAdmin>,
     Authenticated(caller): Authenticated,
     Params(id): Params<i64>,
-) -> HttpResult<Json<User>> {
-    Ok(Json::ok(admin.user(&caller, id).await?))
+) -> HttpResult<Json<UserView>> {
+    Ok(Json::ok(admin.user(&caller, id).await?.into()))
 }
 
 #[utoipa::path(
@@ -228,7 +242,7 @@ struct Search {
     tag = "access",
     params(Search),
     responses(
-        (status = 200, description = "The users found, by id.", body = Vec<crate::User>),
+        (status = 200, description = "The users found, by id.", body = Vec<UserView>),
         super::openapi::Errors
     )
 )]
@@ -236,11 +250,14 @@ async fn search_users(
     State(admin): State<ToggleAdmin>,
     Authenticated(caller): Authenticated,
     QueryParams(search): QueryParams<Search>,
-) -> HttpResult<Json<Vec<User>>> {
+) -> HttpResult<Json<Vec<UserView>>> {
     Ok(Json::ok(
         admin
             .search_users(&caller, search.q.as_deref().unwrap_or(""))
-            .await?,
+            .await?
+            .into_iter()
+            .map(UserView::from)
+            .collect(),
     ))
 }
 
@@ -252,7 +269,7 @@ async fn search_users(
     params(super::openapi::IdPath),
     request_body(content = UserUpdate, description = "The fields to change.", content_type = "application/json"),
     responses(
-        (status = 200, description = "The user as changed.", body = crate::User),
+        (status = 200, description = "The user as changed.", body = UserView),
         super::openapi::BodyErrors
     )
 )]
@@ -261,12 +278,14 @@ async fn update_user(
     Authenticated(caller): Authenticated,
     Params(id): Params<i64>,
     body: LaterBody,
-) -> HttpResult<Json<User>> {
+) -> HttpResult<Json<UserView>> {
     let permit = admin
         .permit(&caller, &[Need::root(Permission::ManageUsers)])
         .await?;
     let update: UserUpdate = body.object().await?;
-    Ok(Json::ok(admin.update_user(permit, id, &update).await?))
+    Ok(Json::ok(
+        admin.update_user(permit, id, &update).await?.into(),
+    ))
 }
 
 /// Delete a user: its keys are revoked, it leaves its groups and project roles.

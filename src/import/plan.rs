@@ -121,15 +121,6 @@ fn permissions(
     needed
 }
 
-/// The data of a `feature-created` event.
-#[derive(serde::Serialize)]
-struct CreatedFeature<'a> {
-    name: &'a str,
-    project: &'a str,
-    #[serde(flatten)]
-    meta: &'a super::FeatureMeta,
-}
-
 /// The data of a `feature-environment-variants-updated` event.
 #[derive(serde::Serialize)]
 struct VariantList<'a> {
@@ -297,10 +288,16 @@ fn build(
             }
             None => {
                 writes.features.push((name.clone(), meta.clone(), true));
-                let data = Json::of(&CreatedFeature {
+                let data = Json::of(&crate::model::CreatedFeatureData {
                     name,
+                    description: meta.description.as_deref(),
+                    feature_type: &meta.feature_type,
                     project,
-                    meta,
+                    stale: meta.stale,
+                    created_at: chrono::Utc::now(),
+                    last_seen_at: None,
+                    impression_data: meta.impression_data,
+                    archived: false,
                 });
                 feature_events.push(planned(
                     "feature-created",

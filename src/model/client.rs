@@ -30,3 +30,25 @@ pub struct ClientFeaturesDocument {
     /// The document.
     pub features: Arc<ClientFeatures>,
 }
+
+/// One feature as `GET /api/client/features/{featureName}` shows it (Unleash's
+/// `clientFeatureSchema`): the feature of the client document, with `description` always
+/// present (`null` when it has none), as Unleash answers this route.
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct OneClientFeature {
+    /// The feature, without its description.
+    #[serde(flatten)]
+    pub feature: unleash_types::client_features::ClientFeature,
+    /// Its description, `null` when it has none.
+    pub description: Option<String>,
+}
+
+impl From<unleash_types::client_features::ClientFeature> for OneClientFeature {
+    fn from(mut feature: unleash_types::client_features::ClientFeature) -> Self {
+        let description = feature.description.take();
+        Self {
+            feature,
+            description,
+        }
+    }
+}

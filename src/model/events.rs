@@ -94,16 +94,102 @@ pub struct EventSearchBody {
     pub offset: Option<u64>,
 }
 
-/// Someone who made events (Unleash's `eventCreatorsSchema` item).
-///
-/// Events here record who made them by name (the key's name), not by user id, so the id is
-/// derived from the name: the same name always has the same id, and the event search's
-/// `createdBy` takes it.
+/// Someone who made events (Unleash's `eventCreatorsSchema` item): a user by its id, or one
+/// of Unleash's authors that are no user (-42 `Unleash Admin Token` for keys acting as no
+/// user, -1337 `Unleash System`); the event search's `createdBy` takes the id.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
 #[cfg_attr(feature = "http", derive(utoipa::ToSchema))]
 pub struct EventCreator {
-    /// A number standing for the name.
+    /// The user's id, or the number standing for an author that is no user.
     pub id: i64,
-    /// The name events record.
+    /// The author's name.
     pub name: String,
+}
+
+/// An event as the event routes show it (Unleash's `eventSchema`): every member present,
+/// `null` when it does not apply.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[cfg_attr(feature = "http", derive(utoipa::ToSchema))]
+#[serde(rename_all = "camelCase")]
+pub struct EventView {
+    /// The event's id: its position in the log, 1 for the first.
+    pub id: u64,
+    /// The revision of the commit that recorded it (this crate's; Unleash has none).
+    pub revision: u64,
+    /// The event type, Unleash's name (`feature-created`, …).
+    #[serde(rename = "type")]
+    pub event_type: String,
+    /// Who made the change: the name of the key that made it.
+    pub created_by: String,
+    /// Who made the change, by user id: the user a key acts as, -42 for a key acting as no
+    /// user (Unleash's admin token user), -1337 for the service itself; `null` for events
+    /// recorded before authors were recorded by id.
+    pub created_by_user_id: Option<i64>,
+    /// When.
+    #[serde(with = "super::millis_timestamp")]
+    #[cfg_attr(feature = "http", schema(value_type = String, format = DateTime))]
+    pub created_at: DateTime<Utc>,
+    /// The project concerned, if any.
+    pub project: Option<String>,
+    /// The feature concerned, if any.
+    pub feature_name: Option<String>,
+    /// The environment concerned, if any.
+    pub environment: Option<String>,
+    /// The state after the change.
+    #[cfg_attr(feature = "http", schema(value_type = Option<Object>))]
+    pub data: Option<super::Json>,
+    /// The state before the change.
+    #[cfg_attr(feature = "http", schema(value_type = Option<Object>))]
+    pub pre_data: Option<super::Json>,
+    /// The tags the event carries, `[{type, value}]`: a deleted feature's tags, as Unleash
+    /// records them; empty for every other event.
+    #[cfg_attr(feature = "http", schema(value_type = Vec<Object>))]
+    pub tags: super::Json,
+    /// What happened, for people (`Flag created`, …), in the event search only: Unleash's
+    /// label of the event type, or the type itself.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub label: Option<String>,
+}
+
+/// Unleash's label of an event type, for people (the event search's `label`); `None` for a
+/// type Unleash gives none (it shows the type itself).
+pub fn event_label(event_type: &str) -> Option<&'static str> {
+    Some(match event_type {
+        "api-token-created" => "API token created",
+        "api-token-deleted" => "API token deleted",
+        "context-field-created" => "Context field created",
+        "context-field-deleted" => "Context field deleted",
+        "context-field-updated" => "Context field updated",
+        "feature-archived" => "Flag archived",
+        "feature-created" => "Flag created",
+        "feature-deleted" => "Flag deleted",
+        "feature-environment-disabled" => "Flag disabled",
+        "feature-environment-enabled" => "Flag enabled",
+        "feature-environment-variants-updated" => "Flag variants updated",
+        "feature-metadata-updated" => "Flag metadata updated",
+        "feature-completed" => "Flag marked as completed",
+        "feature-potentially-stale-on" => "Flag potentially stale",
+        "feature-project-change" => "Flag moved to a new project",
+        "feature-revived" => "Flag revived",
+        "feature-stale-off" => "Flag stale marking removed",
+        "feature-stale-on" => "Flag marked as stale",
+        "feature-strategy-add" => "Flag strategy added",
+        "feature-strategy-remove" => "Flag strategy removed",
+        "feature-strategy-update" => "Flag strategy updated",
+        "feature-tagged" => "Flag tagged",
+        "feature-untagged" => "Flag untagged",
+        "group-created" => "Group created",
+        "group-deleted" => "Group deleted",
+        "group-updated" => "Group updated",
+        "project-created" => "Project created",
+        "project-archived" => "Project archived",
+        "project-deleted" => "Project deleted",
+        "segment-created" => "Segment created",
+        "segment-deleted" => "Segment deleted",
+        "segment-updated" => "Segment updated",
+        "user-created" => "User created",
+        "user-deleted" => "User deleted",
+        "user-updated" => "User updated",
+        _ => return None,
+    })
 }

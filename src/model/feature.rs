@@ -323,6 +323,25 @@ mod tests {
     }
 }
 
+/// The data of a `feature-created` event: the new feature as Unleash records it (its
+/// name, description, type, project, stale flag, creation time, impression data and
+/// archived flag; `lastSeenAt` is `null`, as it is for a feature just made).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub(crate) struct CreatedFeatureData<'a> {
+    pub name: &'a str,
+    pub description: Option<&'a str>,
+    #[serde(rename = "type")]
+    pub feature_type: &'a str,
+    pub project: &'a str,
+    pub stale: bool,
+    #[serde(with = "super::millis_timestamp")]
+    pub created_at: DateTime<Utc>,
+    pub last_seen_at: Option<DateTime<Utc>>,
+    pub impression_data: bool,
+    pub archived: bool,
+}
+
 /// Who created or changed a feature, as Unleash shows it in a feature's `createdBy` and
 /// `collaborators.users`: a user, or, for an admin key, Unleash's admin token user
 /// (id -42).
@@ -341,19 +360,20 @@ pub struct FeatureUser {
 impl FeatureUser {
     /// The user Unleash names for changes made with an admin key.
     pub fn admin_token_user() -> Self {
-        Self::new(-42, "Unleash Admin Token User", "unleash admin token user")
+        Self::new(
+            super::ADMIN_TOKEN_USER_ID,
+            "Unleash Admin Token User",
+            "unleash admin token user",
+        )
     }
 
     /// A user named `name`, whose Gravatar is computed from `seed` (the email, the
-    /// username, or the name), as Unleash does: the SHA-256 of the lower-cased seed.
+    /// username, or the name), as Unleash does (see [`gravatar_url`](super::gravatar_url)).
     pub fn new(id: i64, name: &str, seed: &str) -> Self {
-        use sha2::Digest;
-        let digest = sha2::Sha256::digest(seed.trim().to_lowercase().as_bytes());
-        let hex: String = digest.iter().map(|b| format!("{b:02x}")).collect();
         Self {
             id,
             name: name.to_owned(),
-            image_url: format!("https://gravatar.com/avatar/{hex}?s=42&d=retro&r=g"),
+            image_url: super::gravatar_url(seed),
         }
     }
 }

@@ -196,10 +196,13 @@ impl ApiKeyBody {
     }
 }
 
-/// A key as `/api/admin/api-tokens` shows it; `secret` only when it was just created.
+/// A key as `/api/admin/api-tokens` shows it (Unleash's `apiTokenSchema`); `secret` only when
+/// it was just created: listings never show a secret (Unleash's do).
 ///
+/// * `id`: the key's public id, which revokes it (Unleash revokes a token by its secret,
+///   which listings here do not show).
 /// * `type`: `admin` (every permission), `grants` (explicit grants, created through the
-///   library) or `user` (acts as the user `userId`).
+///   library; `grants` lists them), `user` (acts as the user `userId`), or a client key's type.
 /// * `projects`: the projects the key is limited to, `["*"]` when it is not limited to some
 ///   (an admin key, a key acting as a user — which may do what the user may do — or a key
 ///   with a grant for every project); `project` is the same list joined with `,`, as in
@@ -207,7 +210,8 @@ impl ApiKeyBody {
 /// * `environment`: the environment the key is limited to, `*` when it is not limited;
 ///   several environments joined with `,`.
 /// * `expiresAt`: when the key stops working, `null` if never.
-/// * `access`: exactly what the key may do.
+/// * `username`: the key's name again (Unleash's deprecated name of `tokenName`); `alias` and
+///   `seenAt` are always `null` (keys have no alias here, and their use is not recorded).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[cfg_attr(feature = "http", derive(utoipa::ToSchema), schema(as = TokenView))]
 #[serde(rename_all = "camelCase")]
@@ -237,12 +241,19 @@ pub struct ApiKeyView {
     /// When it was created.
     #[serde(with = "super::millis_timestamp")]
     pub created_at: DateTime<Utc>,
+    /// The key's name again: Unleash's deprecated name of `tokenName`.
+    pub username: String,
+    /// Always `null`: keys have no alias here.
+    pub alias: Option<String>,
+    /// Always `null`: when a key was last used is not recorded.
+    #[cfg_attr(feature = "http", schema(value_type = Option<String>, format = DateTime))]
+    pub seen_at: Option<DateTime<Utc>>,
     /// The user a key of type `user` acts as.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub user_id: Option<i64>,
-    /// Exactly what the key may do.
-    #[cfg_attr(feature = "http", schema(value_type = KeyAccess))]
-    pub access: KeyAccess,
+    /// Exactly what a key of type `grants` may do.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub grants: Option<Vec<Grant>>,
 }
 
 impl ApiKeyView {
@@ -283,9 +294,17 @@ impl ApiKeyView {
                 )
             }
         };
+        let grants = match info.access {
+            KeyAccess::Grants { grants } => Some(grants),
+            _ => None,
+        };
         ApiKeyView {
             secret,
             id: info.id,
+            username: info.name.clone(),
+            alias: None,
+            seen_at: None,
+            grants,
             name: info.name,
             key_type: key_type.to_owned(),
             project: projects.join(","),
@@ -294,7 +313,6 @@ impl ApiKeyView {
             expires_at: info.expires_at,
             created_at: info.created_at,
             user_id,
-            access: info.access,
         }
     }
 }
@@ -312,14 +330,37 @@ pub struct PersonalApiKeyBody {
     pub expires_at: Option<Value>,
 }
 
+/// The number standing for the key `id` where Unleash numbers keys (a personal access
+/// token's `id`): 47 bits of the UUID, at least 1, the same for the same key on every
+/// instance and store.
+pub fn key_number(id: &uuid::Uuid) -> i64 {
+    let bytes = id.as_bytes();
+    let mut number: i64 = 0;
+    for byte in bytes.iter().take(6) {
+        number = (number << 8) | i64::from(*byte);
+    }
+    (number >> 1).max(1)
+}
+
+/// Which of `keys` the path segment `token` names: a key's id (its UUID) or its number
+/// ([`key_number`]); `None` when it names none of them.
+pub fn named_key<'k>(keys: &'k [ApiKeyInfo], token: &str) -> Option<&'k ApiKeyInfo> {
+    if let Ok(id) = uuid::Uuid::parse_str(token) {
+        return keys.iter().find(|k| k.id == id);
+    }
+    let number: i64 = token.parse().ok()?;
+    keys.iter().find(|k| key_number(&k.id) == number)
+}
+
 /// A key that acts as a user: Unleash's personal access token shape (`patSchema`), with its
 /// secret only in the response that creates it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[cfg_attr(feature = "http", derive(utoipa::ToSchema), schema(as = UserTokenView))]
 #[serde(rename_all = "camelCase")]
 pub struct PersonalApiKeyView {
-    /// The key's public id (Unleash's is a number; here it is the key's UUID).
-    pub id: uuid::Uuid,
+    /// The key's number ([`key_number`]), as Unleash numbers personal access tokens: it
+    /// revokes the key, as does the key's id (its UUID).
+    pub id: i64,
     /// The secret, in the creation response only.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub secret: Option<String>,
@@ -334,6 +375,9 @@ pub struct PersonalApiKeyView {
     /// When it was created.
     #[serde(with = "super::millis_timestamp")]
     pub created_at: DateTime<Utc>,
+    /// Always `null`: when a key was last used is not recorded.
+    #[cfg_attr(feature = "http", schema(value_type = Option<String>, format = DateTime))]
+    pub seen_at: Option<DateTime<Utc>>,
 }
 
 impl PersonalApiKeyView {
@@ -341,12 +385,13 @@ impl PersonalApiKeyView {
     /// just created.
     pub fn new(info: ApiKeyInfo, user_id: i64, secret: Option<String>) -> Self {
         PersonalApiKeyView {
-            id: info.id,
+            id: key_number(&info.id),
             secret,
             description: info.name,
             user_id,
             expires_at: info.expires_at,
             created_at: info.created_at,
+            seen_at: None,
         }
     }
 }

@@ -188,6 +188,46 @@ pub struct ProjectSummary {
     pub default_stickiness: String,
     /// Always false: favourites are per user in Unleash's UI and not kept here.
     pub favorite: bool,
+    /// Always `null`: projects are never archived here.
+    #[cfg_attr(feature = "http", schema(value_type = Option<String>, format = DateTime))]
+    pub archived_at: Option<DateTime<Utc>>,
+    /// When an SDK last reported using one of its features: always `null`, as SDK usage is
+    /// not recorded by feature here.
+    #[cfg_attr(feature = "http", schema(value_type = Option<String>, format = DateTime))]
+    pub last_reported_flag_usage: Option<DateTime<Utc>>,
+    /// When one of its features last changed (its newest event naming a feature it holds),
+    /// `null` when none did.
+    #[serde(default, with = "super::timestamp")]
+    #[cfg_attr(feature = "http", schema(value_type = Option<String>, format = DateTime))]
+    pub last_updated_at: Option<DateTime<Utc>>,
+    /// Who holds the Owner role in it: its users, then its groups, in the order they were
+    /// given the role; `[{"ownerType": "system"}]` when nobody does, as in Unleash.
+    pub owners: Vec<ProjectOwner>,
+}
+
+/// An owner of a project, as Unleash lists them (`projectSchema.owners`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "http", derive(utoipa::ToSchema))]
+#[serde(tag = "ownerType", rename_all = "lowercase")]
+pub enum ProjectOwner {
+    /// A user holding the Owner role.
+    User {
+        /// Its name, else its username, else its email.
+        name: String,
+        /// Its email, when it has one.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        email: Option<String>,
+        /// Its picture.
+        #[serde(rename = "imageUrl")]
+        image_url: String,
+    },
+    /// A group holding the Owner role.
+    Group {
+        /// Its name.
+        name: String,
+    },
+    /// Nobody holds the Owner role: the project is the system's.
+    System,
 }
 
 /// `GET /api/admin/projects` (Unleash's `projectsSchema`).
@@ -213,8 +253,10 @@ pub struct EnvironmentDetail {
     pub environment_type: String,
     /// False once turned off (Unleash's "deprecated").
     pub enabled: bool,
-    /// Always false: every environment here may be changed.
+    /// True for `default`, as Unleash's built-in environment of that name.
     pub protected: bool,
+    /// Always `null`: change requests (which need approvals) are not kept here.
+    pub required_approvals: Option<u32>,
     /// Its position among the environments ([`DEFAULT_SORT_ORDER`] unless set).
     pub sort_order: i64,
     /// How many projects have it.
@@ -241,8 +283,10 @@ pub struct ProjectEnvironmentView {
     pub environment_type: String,
     /// False once turned off.
     pub enabled: bool,
-    /// Always false.
+    /// True for `default`, as Unleash's built-in environment of that name.
     pub protected: bool,
+    /// Always `null`: change requests (which need approvals) are not kept here.
+    pub required_approvals: Option<u32>,
     /// Its position among the environments.
     pub sort_order: i64,
     /// How many client and frontend keys see the project in it.

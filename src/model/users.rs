@@ -99,6 +99,81 @@ pub struct User {
     pub created_at: DateTime<Utc>,
 }
 
+/// The user id Unleash gives the author of what an admin token does (its "Unleash Admin
+/// Token" user); here, of what any key acting as no user does.
+pub const ADMIN_TOKEN_USER_ID: i64 = -42;
+
+/// The user id Unleash gives the service itself as an author ("Unleash System").
+pub const SYSTEM_USER_ID: i64 = -1337;
+
+impl User {
+    /// The user's picture, as Unleash makes one: a Gravatar of its email, else its username,
+    /// else its id.
+    pub fn image_url(&self) -> String {
+        let ident = self
+            .email
+            .clone()
+            .or_else(|| self.username.clone())
+            .unwrap_or_else(|| self.id.to_string());
+        gravatar_url(&ident)
+    }
+}
+
+/// The Gravatar image Unleash shows for `ident` (an email, a username, a name): the SHA-256
+/// of `ident` trimmed and in lower case (as Unleash, which keeps the case only of an `ident`
+/// starting with `@`).
+pub fn gravatar_url(ident: &str) -> String {
+    use sha2::Digest;
+    let ident = if ident.starts_with('@') {
+        ident.trim().to_owned()
+    } else {
+        ident.trim().to_lowercase()
+    };
+    let digest = sha2::Sha256::digest(ident.as_bytes());
+    let hex: String = digest.iter().map(|b| format!("{b:02x}")).collect();
+    format!("https://gravatar.com/avatar/{hex}?s=42&d=retro&r=g")
+}
+
+/// A user as the HTTP API shows one (Unleash's `userSchema`): the user, with what Unleash
+/// adds. People sign in elsewhere, so `seenAt` and `scimId` are always `null` and
+/// `loginAttempts` 0.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+#[cfg_attr(feature = "http", derive(utoipa::ToSchema))]
+pub struct UserView {
+    /// The user.
+    #[serde(flatten)]
+    pub user: User,
+    /// Always false: a user is not an API key.
+    #[serde(rename = "isAPI")]
+    pub is_api: bool,
+    /// Always `User`.
+    pub account_type: String,
+    /// Its picture (see [`User::image_url`]).
+    pub image_url: String,
+    /// Always `null`.
+    #[cfg_attr(feature = "http", schema(value_type = Option<String>, format = DateTime))]
+    pub seen_at: Option<DateTime<Utc>>,
+    /// Always 0.
+    pub login_attempts: u32,
+    /// Always `null`.
+    pub scim_id: Option<String>,
+}
+
+impl From<User> for UserView {
+    fn from(user: User) -> Self {
+        Self {
+            image_url: user.image_url(),
+            user,
+            is_api: false,
+            account_type: "User".to_owned(),
+            seen_at: None,
+            login_attempts: 0,
+            scim_id: None,
+        }
+    }
+}
+
 /// A group of users; a project role given to a group is held by each of its members.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
@@ -286,6 +361,16 @@ pub struct SessionUser {
     pub root_role: Option<i64>,
     /// `User`, or `API token` for a key that acts as no user.
     pub account_type: String,
+    /// The user's picture (see [`User::image_url`]); absent for a key that acts as no user.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub image_url: Option<String>,
+    /// Always `null`: people sign in elsewhere.
+    #[serde(default)]
+    #[cfg_attr(feature = "http", schema(value_type = Option<String>, format = DateTime))]
+    pub seen_at: Option<DateTime<Utc>>,
+    /// Always 0 for a user (people sign in elsewhere); absent for a key that acts as no user.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub login_attempts: Option<u32>,
     /// When the user (or the key) was created.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub created_at: Option<DateTime<Utc>>,
@@ -331,10 +416,12 @@ pub struct Profile {
     /// The caller's root role (Admin for an admin key, Viewer for a key with explicit
     /// grants).
     pub root_role: RoleSummary,
-    /// The projects where the caller holds a role, directly or through a group (for a key
-    /// with grants: the projects its grants name), by id.
+    /// The projects where the caller holds a role, directly or through a group, and
+    /// `default` for a user, as Unleash records every root role there (for a key with
+    /// grants: the projects its grants name), by id.
     pub projects: Vec<String>,
-    /// Always empty (Unleash's email subscriptions).
+    /// Always empty: this service sends no email (Unleash subscribes every user to its
+    /// productivity report).
     pub subscriptions: Vec<String>,
     /// Always empty (Unleash's favourite features).
     #[cfg_attr(feature = "http", schema(value_type = Vec<Object>))]

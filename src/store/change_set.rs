@@ -85,6 +85,15 @@ pub struct NewEvent {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[cfg_attr(feature = "http", schema(value_type = Option<Object>))]
     pub pre_data: Option<Json>,
+    /// Who made the change, by user id, when known: the user a key acts as, or a number
+    /// standing for a kind of author (the facade's, Unleash's: -42 for a key acting as no
+    /// user, -1337 for the service itself).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub created_by_user_id: Option<i64>,
+    /// The tags the event carries (a JSON array), if any: a deleted feature's tags.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "http", schema(value_type = Option<Vec<Object>>))]
+    pub tags: Option<Json>,
 }
 
 /// An event as stored: the proposed event with its position in the log. Also the wire type

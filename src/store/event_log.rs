@@ -116,6 +116,8 @@ mod tests {
                 environment: None,
                 data: None,
                 pre_data: None,
+                created_by_user_id: None,
+                tags: None,
             },
         }
     }

@@ -63,6 +63,10 @@ pub(super) struct WireEvent {
     data: Option<Json>,
     #[serde(default)]
     pre_data: Option<Json>,
+    #[serde(default)]
+    created_by_user_id: Option<i64>,
+    #[serde(default)]
+    tags: Option<Json>,
 }
 
 impl From<WireEvent> for Event {
@@ -79,6 +83,8 @@ impl From<WireEvent> for Event {
                 environment: wire.environment,
                 data: wire.data,
                 pre_data: wire.pre_data,
+                created_by_user_id: wire.created_by_user_id,
+                tags: wire.tags,
             },
         }
     }
@@ -133,6 +139,8 @@ mod tests {
                 environment: None,
                 data: Some(json!({"name": "f"}).into()),
                 pre_data: None,
+                created_by_user_id: None,
+                tags: None,
             },
         };
         let text = serde_json::to_string(&event).unwrap();

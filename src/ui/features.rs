@@ -1,6 +1,6 @@
 //! A project's features (searched and paged on the server, so 10,000 features load a page
-//! at a time), a feature with its strategies (read-only) and variants per environment, and
-//! turning a feature on or off in an environment.
+//! at a time), and turning a feature on or off in an environment. A feature's own page is
+//! `feature.rs`.
 
 use axum::extract::{Path, Query, State};
 use axum::http::StatusCode;
@@ -14,7 +14,6 @@ use super::layout::{self, Page, pager, query, seg};
 use super::session::Signed;
 use super::{Ui, csrf};
 use crate::model::FeatureListQuery;
-use crate::model::FeatureStrategy;
 
 /// Features a page.
 pub(crate) const PER_PAGE: usize = 50;
@@ -73,6 +72,8 @@ pub(crate) async fn features(
     };
     let body = html! {
         p {
+            a href=(ui.url(&format!("/projects/{}/new-feature", seg(&project)))) { "New feature" }
+            " · "
             a href=(ui.url(&format!("/projects/{}/access", seg(&project)))) { "Project access" }
             " · "
             a href=(format!("{}{}", ui.url("/export"), query(&[("project", &project)]))) { "Export" }
@@ -120,7 +121,7 @@ pub(crate) async fn features(
 }
 
 /// The button that turns `feature` on or off in `environment`, coming back to `back`.
-fn toggle(
+pub(crate) fn toggle(
     ui: &Ui,
     signed: &Signed,
     project: &str,
@@ -182,84 +183,5 @@ pub(crate) async fn set_enabled(
             Redirect::to(&back).into_response()
         }
         Err(error) => layout::error(&ui, &signed, &error),
-    }
-}
-
-/// `GET /projects/{project}/features/{feature}`.
-pub(crate) async fn feature(
-    State(ui): State<Ui>,
-    signed: Signed,
-    Path((project, name)): Path<(String, String)>,
-) -> Response {
-    let feature = match ui.admin.feature(signed.caller(), &project, &name).await {
-        Ok(f) => f,
-        Err(error) => return layout::error(&ui, &signed, &error),
-    };
-    let base = ui.url(&format!(
-        "/projects/{}/features/{}",
-        seg(&project),
-        seg(&name)
-    ));
-    let environments = feature.environments.clone().unwrap_or_default();
-    let body = html! {
-        p { a href=(ui.url(&format!("/projects/{}", seg(&project)))) { "← project " (project) } }
-        dl {
-            dt { "Type" } dd { (feature.feature_type.as_deref().unwrap_or("release")) }
-            dt { "Description" } dd { (feature.description.clone().flatten().unwrap_or_default()) }
-            @if feature.stale == Some(true) { dt { "Stale" } dd { "yes" } }
-        }
-        @for env in &environments {
-            section {
-                h2 { "Environment " (env.name) }
-                p {
-                    (toggle(&ui, &signed, &project, &name, &env.name, env.enabled, &base))
-                    " · "
-                    a href=(format!("{base}/environments/{}/variants", seg(&env.name))) {
-                        "Variants (" (env.variants.as_ref().map_or(0, Vec::len)) ")"
-                    }
-                }
-                (strategies(env.strategies.as_deref().unwrap_or_default()))
-            }
-        }
-    };
-    let title = format!("Feature {name}");
-    layout::render(&ui, Some(&signed), &Page::new(title, body), StatusCode::OK)
-}
-
-/// A feature environment's strategies, read-only.
-fn strategies(list: &[FeatureStrategy]) -> Markup {
-    html! {
-        @if list.is_empty() {
-            p.muted { "No strategies." }
-        } @else {
-            table {
-                thead { tr { th scope="col" { "Strategy" } th scope="col" { "Parameters" } th scope="col" { "Constraints" } th scope="col" { "Segments" } th scope="col" { "Variants" } } }
-                tbody {
-                    @for s in list {
-                        tr {
-                            td {
-                                (s.name)
-                                @if let Some(Some(title)) = &s.title { br; span.muted { (title) } }
-                                @if s.disabled == Some(Some(true)) { " " span.tag { "disabled" } }
-                            }
-                            td { @for (k, v) in &s.parameters { div { code { (k) } " = " (v) } } }
-                            td {
-                                @for c in &s.constraints {
-                                    div {
-                                        code { (c.context_name) } " "
-                                        (serde_json::to_value(c.operator).ok().and_then(|v| v.as_str().map(str::to_owned)).unwrap_or_default())
-                                        " "
-                                        (c.values.as_deref().unwrap_or_default().join(", "))
-                                        (c.value.as_deref().unwrap_or(""))
-                                    }
-                                }
-                            }
-                            td { @for id in &s.segments { span.tag { (id) } } }
-                            td { @for v in &s.variants { span.tag { (v.name) " " (v.weight / 10) "." (v.weight % 10) " %" } } }
-                        }
-                    }
-                }
-            }
-        }
     }
 }

@@ -48,6 +48,11 @@ pub(crate) fn render(
                     @if let Some(signed) = signed {
                         nav aria-label="Main" {
                             a href=(ui.url("")) { "Projects" }
+                            a href=(ui.url("/search")) { "Search" }
+                            a href=(ui.url("/archive")) { "Archive" }
+                            a href=(ui.url("/segments")) { "Segments" }
+                            a href=(ui.url("/context")) { "Context fields" }
+                            a href=(ui.url("/playground")) { "Playground" }
                             a href=(ui.url("/applications")) { "Applications" }
                             a href=(ui.url("/import")) { "Import" }
                             a href=(ui.url("/export")) { "Export" }
@@ -94,6 +99,36 @@ pub(crate) fn csrf_check_token(
     csrf::refusal_reason(signed, headers, token).map(|reason| refusal(ui, Some(signed), reason))
 }
 
+/// Say `message` on the next page, and go to `to` (a path under the base path).
+pub(crate) fn done(ui: &Ui, signed: &Signed, message: impl Into<String>, to: &str) -> Response {
+    ui.sessions.flash(&signed.id, message.into());
+    Redirect::to(&ui.url(to)).into_response()
+}
+
+/// A confirmation step: `question`, then a form that POSTs to `action` (a path under the base
+/// path) with the danger button `button`, or a way back to `cancel`.
+pub(crate) fn confirm(
+    ui: &Ui,
+    signed: &Signed,
+    title: String,
+    question: Markup,
+    action: &str,
+    button: &str,
+    cancel: &str,
+) -> Response {
+    let body = html! {
+        (question)
+        form method="post" action=(ui.url(action)) {
+            (csrf::input(signed))
+            div.actions {
+                button.danger type="submit" { (button) }
+                a href=(ui.url(cancel)) { "Cancel" }
+            }
+        }
+    };
+    render(ui, Some(signed), &Page::new(title, body), StatusCode::OK)
+}
+
 /// A 403 page saying why.
 pub(crate) fn refusal(ui: &Ui, signed: Option<&Signed>, reason: &str) -> Response {
     let page = Page::new("Not allowed", html! { p.error role="alert" { (reason) } });
@@ -117,6 +152,11 @@ pub(crate) fn error(ui: &Ui, signed: &Signed, error: &Error) -> Response {
         return Redirect::to(&ui.url("/sign-in")).into_response();
     }
     let status = StatusCode::from_u16(error.status()).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
+    // Maintenance is said as it is: nothing went wrong, changes wait until it ends.
+    if matches!(error, Error::Maintenance { .. }) {
+        let page = Page::new("In maintenance", error_box(error));
+        return render(ui, Some(signed), &page, status);
+    }
     if status.is_server_error() {
         tracing::error!(%error, "admin page");
         return failure(ui, Some(signed), "The server could not do that.");

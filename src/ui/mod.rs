@@ -34,17 +34,31 @@
 mod access;
 mod applications;
 mod assets;
+mod constraints;
+mod context;
 mod csrf;
 mod events;
+mod feature;
+mod feature_archive;
+mod feature_edits;
+mod feature_environments;
+mod feature_search;
 mod features;
 mod fields;
 mod import;
 mod keys;
 mod layout;
 mod plan;
+mod playground;
+mod problems;
 mod projects;
+mod rollout;
+mod segments;
 mod session;
 mod sign_in;
+mod strategy_form;
+mod strategy_moves;
+mod strategy_variants;
 mod variants;
 
 use std::sync::Arc;
@@ -157,8 +171,44 @@ impl UiConfig {
             .route("/static/{file}", get(assets::serve))
             .route("/projects/{project}", get(features::features))
             .route(
+                "/projects/{project}/new-feature",
+                get(feature_edits::new_page).post(feature_edits::create),
+            )
+            .route(
                 "/projects/{project}/features/{feature}",
-                get(features::feature),
+                get(feature::page),
+            )
+            .route(
+                "/projects/{project}/features/{feature}/settings",
+                get(feature_edits::settings_page).post(feature_edits::save_settings),
+            )
+            .route(
+                "/projects/{project}/features/{feature}/stale",
+                post(feature_edits::set_stale),
+            )
+            .route(
+                "/projects/{project}/features/{feature}/archive",
+                get(feature_archive::confirm).post(feature_archive::archive),
+            )
+            .route(
+                "/projects/{project}/features/{feature}/environments/{environment}/strategies/new",
+                get(feature_environments::new_page).post(feature_environments::add),
+            )
+            .route(
+                "/projects/{project}/features/{feature}/environments/{environment}/strategies/{id}",
+                get(feature_environments::edit_page).post(feature_environments::save),
+            )
+            .route(
+                "/projects/{project}/features/{feature}/environments/{environment}/strategies/{id}/remove",
+                get(strategy_moves::confirm_remove).post(strategy_moves::remove),
+            )
+            .route(
+                "/projects/{project}/features/{feature}/environments/{environment}/strategies/{id}/move",
+                post(strategy_moves::move_strategy),
+            )
+            .route(
+                "/projects/{project}/features/{feature}/environments/{environment}/copy",
+                post(strategy_moves::copy),
             )
             .route(
                 "/projects/{project}/features/{feature}/environments/{environment}/enabled",
@@ -172,6 +222,29 @@ impl UiConfig {
                 "/projects/{project}/access",
                 get(access::page).post(access::save),
             )
+            .route("/search", get(feature_search::page))
+            .route("/archive", get(feature_archive::page))
+            .route("/archive/{feature}/revive", post(feature_archive::revive))
+            .route(
+                "/archive/{feature}/delete",
+                get(feature_archive::confirm_delete).post(feature_archive::delete),
+            )
+            .route("/segments", get(segments::list))
+            .route(
+                "/segments/new",
+                get(segments::new_page).post(segments::create),
+            )
+            .route(
+                "/segments/{id}",
+                get(segments::edit_page).post(segments::update),
+            )
+            .route("/context", get(context::list))
+            .route("/context/new", get(context::new_page).post(context::create))
+            .route(
+                "/context/{name}",
+                get(context::edit_page).post(context::update),
+            )
+            .route("/playground", get(playground::page))
             .route("/import", get(import::page).post(import::submit))
             .route("/export", get(import::export_page))
             .route("/export/download", get(import::download))

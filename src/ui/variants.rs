@@ -141,13 +141,13 @@ impl Row {
 }
 
 /// A weight on the 0–1000 scale in percent, one decimal.
-fn percent(weight: u32) -> String {
+pub(crate) fn percent(weight: u32) -> String {
     format!("{}.{}", weight / 10, weight % 10)
 }
 
 /// The weight typed in percent on the 0–1000 scale; text that is not a number stays text,
 /// for the facade to name. A variable variant's weight is computed, so a blank one is 0.
-fn weight_json(typed: &str, fixed: bool) -> Value {
+pub(crate) fn weight_json(typed: &str, fixed: bool) -> Value {
     let typed = typed.trim().trim_end_matches('%').trim();
     if typed.is_empty() {
         return if fixed { Value::Null } else { json!(0) };

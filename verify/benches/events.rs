@@ -46,6 +46,8 @@ fn event(n: u64) -> NewEvent {
         environment: Some("production".to_owned()),
         data: Some(json!({"name": feature, "enabled": n.is_multiple_of(2), "n": n}).into()),
         pre_data: None,
+        created_by_user_id: None,
+        tags: None,
     }
 }
 

@@ -227,3 +227,45 @@ impl Setup {
             .secret
     }
 }
+
+/// `method path body` with the admin key, asserting the answer's `status`: its JSON
+/// (`null` when empty).
+pub async fn expect(
+    t: &Setup,
+    method: Method,
+    path: &str,
+    body: Option<Value>,
+    status: StatusCode,
+) -> Value {
+    expect_as(t, &t.secret.clone(), method, path, body, status).await
+}
+
+/// [`expect`] with `key`.
+pub async fn expect_as(
+    t: &Setup,
+    key: &str,
+    method: Method,
+    path: &str,
+    body: Option<Value>,
+    status: StatusCode,
+) -> Value {
+    let r = t.call_as(key, method.clone(), path, body.as_ref()).await;
+    assert_eq!(r.status, status, "{method} {path} {body:?}: {}", r.text());
+    if r.body.is_empty() {
+        Value::Null
+    } else {
+        r.json()
+    }
+}
+
+/// The `path` of every detail of an error body.
+pub fn detail_paths(body: &Value) -> Vec<String> {
+    body["details"]
+        .as_array()
+        .map(|d| {
+            d.iter()
+                .map(|d| d["path"].as_str().unwrap_or_default().to_owned())
+                .collect()
+        })
+        .unwrap_or_default()
+}

@@ -49,6 +49,8 @@ pub fn event(kind: &str, data: Value) -> NewEvent {
         environment: None,
         data: Some(data.into()),
         pre_data: None,
+        created_by_user_id: None,
+        tags: None,
     }
 }
 

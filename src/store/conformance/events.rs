@@ -44,6 +44,15 @@ fn new_event(n: u64) -> NewEvent {
         environment: None,
         data: Some(json!({ "n": n, "padding": "x".repeat((n % 50) as usize) }).into()),
         pre_data: None,
+        // Authors by id and tags, on some events: a store keeps them as given.
+        created_by_user_id: match n % 3 {
+            0 => None,
+            1 => Some(-42),
+            _ => i64::try_from(n).ok(),
+        },
+        tags: n
+            .is_multiple_of(4)
+            .then(|| json!([{ "type": "simple", "value": format!("t{n}") }]).into()),
     }
 }
 
@@ -141,6 +150,20 @@ pub async fn event_queries_filter_newest_first(store: &dyn Store) -> Result<(), 
             90,
             "the length of the log after 30 commits of 3 events",
         )?;
+        for (n, logged) in (0u64..).zip(&log) {
+            let made = new_event(n);
+            ensure_eq(
+                &logged.event.created_by_user_id,
+                &made.created_by_user_id,
+                format_args!("the author id of event {} as logged", logged.id),
+            )?;
+            let tags = |e: &NewEvent| e.tags.as_ref().and_then(|t| t.to_value().ok());
+            ensure_eq(
+                tags(&logged.event),
+                tags(&made),
+                format_args!("the tags of event {} as logged", logged.id),
+            )?;
+        }
         for query in queries(7) {
             check(store, &log, &query).await?;
         }

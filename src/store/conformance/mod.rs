@@ -230,6 +230,8 @@ fn event(kind: &str, n: u64) -> NewEvent {
         environment: None,
         data: Some(json!({ "n": n }).into()),
         pre_data: None,
+        created_by_user_id: None,
+        tags: None,
     }
 }
 

@@ -35,6 +35,8 @@ fn change(i: u64, events: u64) -> ChangeSet {
             environment: None,
             data: Some(json!({ "i": i, "e": e }).into()),
             pre_data: None,
+            created_by_user_id: None,
+            tags: None,
         });
     }
     changes

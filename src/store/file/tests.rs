@@ -39,6 +39,8 @@ fn put_with_event(i: u64) -> ChangeSet {
             environment: None,
             data: Some(json!({ "i": i }).into()),
             pre_data: None,
+            created_by_user_id: None,
+            tags: None,
         });
     changes
 }

@@ -61,6 +61,8 @@ pub(super) struct Plan<'a> {
     event_environments: Vec<Option<&'a str>>,
     event_data: Vec<Option<PgJson<&'a RawValue>>>,
     event_pre_data: Vec<Option<PgJson<&'a RawValue>>>,
+    event_created_by_user_id: Vec<Option<i64>>,
+    event_tags: Vec<Option<PgJson<&'a RawValue>>>,
 }
 
 /// A revision as a `bigint`. Revisions never come near `i64::MAX` in practice; saturating
@@ -94,6 +96,8 @@ impl<'a> Plan<'a> {
             event_environments: Vec::new(),
             event_data: Vec::new(),
             event_pre_data: Vec::new(),
+            event_created_by_user_id: Vec::new(),
+            event_tags: Vec::new(),
         };
         for precondition in &changes.preconditions {
             let (collection, id, revision) = match precondition {
@@ -161,6 +165,9 @@ impl<'a> Plan<'a> {
                 .push(event.data.as_ref().map(|d| PgJson(d.as_raw())));
             plan.event_pre_data
                 .push(event.pre_data.as_ref().map(|d| PgJson(d.as_raw())));
+            plan.event_created_by_user_id.push(event.created_by_user_id);
+            plan.event_tags
+                .push(event.tags.as_ref().map(|d| PgJson(d.as_raw())));
         }
         plan
     }
@@ -217,6 +224,8 @@ impl<'a> Plan<'a> {
             &self.event_pre_data,
             &notify[0],
             &notify[1],
+            &self.event_created_by_user_id,
+            &self.event_tags,
         ]);
         params
     }

@@ -45,6 +45,11 @@ pub(super) const MIGRATIONS: &[Migration] = &[
         name: "computed lock ids",
         sql: include_str!("migrations/0005_computed_lock_ids.sql"),
     },
+    Migration {
+        version: 6,
+        name: "event authors",
+        sql: include_str!("migrations/0006_event_authors.sql"),
+    },
 ];
 
 /// The first key of the advisory lock migrations take; the second is the hash of the schema

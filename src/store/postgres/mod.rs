@@ -467,7 +467,7 @@ fn event_of(row: &Row) -> Result<Event, StoreError> {
     event_at(row, 0)
 }
 
-/// The event in the ten columns of `row` from `first` on.
+/// The event in the twelve columns of `row` from `first` on.
 fn event_at(row: &Row, first: usize) -> Result<Event, StoreError> {
     let what = "reading events";
     let get_err = |e| backend(what, e);
@@ -487,6 +487,8 @@ fn event_at(row: &Row, first: usize) -> Result<Event, StoreError> {
             environment: row.try_get(first + 7).map_err(get_err)?,
             data: optional_json(row, first + 8).map_err(get_err)?,
             pre_data: optional_json(row, first + 9).map_err(get_err)?,
+            created_by_user_id: row.try_get(first + 10).map_err(get_err)?,
+            tags: optional_json(row, first + 11).map_err(get_err)?,
         },
     })
 }

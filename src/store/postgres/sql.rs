@@ -93,7 +93,7 @@ impl Statements {
             list_from: list(""),
             events: format!(
                 "SELECT id, revision, type, created_by, created_at, project, feature_name, \
-                        environment, data, pre_data \
+                        environment, data, pre_data, created_by_user_id, tags \
                  FROM {s}.events WHERE id > $1::bigint ORDER BY id LIMIT $2::bigint"
             ),
             event_pages: std::array::from_fn(|filters| event_page(&s, filters)),
@@ -106,7 +106,7 @@ impl Statements {
                      $6::text[], $7::text[], $8::bigint[], $9::text[], $10::text[], $11::jsonb[], \
                      $12::text[], $13::text[], $14::text[], $15::text[], $16::text[], \
                      $17::timestamptz[], $18::text[], $19::text[], $20::text[], $21::jsonb[], \
-                     $22::jsonb[], $23::text, $24::text)"
+                     $22::jsonb[], $23::text, $24::text, $25::bigint[], $26::jsonb[])"
             ),
             notify_latest: format!(
                 "SELECT pg_notify($1::text, \
@@ -166,7 +166,7 @@ fn event_page(s: &str, filters: usize) -> String {
     let total = format!("SELECT count(*) AS total FROM {s}.events WHERE {condition}");
     format!(
         "SELECT t.total, e.id, e.revision, e.type, e.created_by, e.created_at, e.project, \
-                e.feature_name, e.environment, e.data, e.pre_data \
+                e.feature_name, e.environment, e.data, e.pre_data, e.created_by_user_id, e.tags \
          FROM ({total}) AS t \
          LEFT JOIN LATERAL ( \
              SELECT * FROM {s}.events WHERE {condition} AND id < $4::bigint \

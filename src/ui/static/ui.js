@@ -82,3 +82,36 @@
   }
   update();
 })();
+
+// The strategy form: the rollout's share follows the number typed, and a changed constraint
+// field or operator redraws the form through its own "Update the form" button (which saves
+// nothing), so the values take the widget that field and operator need.
+(function () {
+  "use strict";
+  var form = document.querySelector("form.editor");
+  if (!form) { return; }
+  function share(input) {
+    var out = document.getElementById(input.id + ".share");
+    if (!out) { return; }
+    var p = Number(input.value);
+    var stickiness = form.querySelector("[data-role=stickiness]");
+    var who = "of users";
+    if (stickiness && stickiness.value === "sessionId") { who = "of sessions"; }
+    else if (stickiness && stickiness.value === "random") { who = "of requests, at random"; }
+    else if (stickiness && ["default", "userId"].indexOf(stickiness.value) < 0) { who = "by " + stickiness.value; }
+    out.textContent = input.value.trim() !== "" && isFinite(p) && p >= 0 && p <= 100 ?
+      p + " % " + who : "not a percentage 0–100";
+  }
+  form.addEventListener("input", function (event) {
+    if (event.target.getAttribute("data-role") === "rollout") { share(event.target); }
+  });
+  form.addEventListener("change", function (event) {
+    var role = event.target.getAttribute("data-role");
+    if (role === "stickiness") {
+      Array.prototype.forEach.call(form.querySelectorAll("[data-role=rollout]"), share);
+    } else if (role === "refresh") {
+      var refresh = document.getElementById("refresh");
+      if (refresh && form.requestSubmit) { form.requestSubmit(refresh); }
+    }
+  });
+})();

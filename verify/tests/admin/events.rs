@@ -359,9 +359,11 @@ async fn users_groups_roles_and_keys() {
     about(&e, "api-token-created", None, None, None);
     let data = json_of(&e.event.data);
     assert!(!data.to_string().contains(&key.secret), "{data}");
-    assert_eq!(data["name"], "ci", "{data}");
+    assert_eq!(data["tokenName"], "ci", "{data}");
     assert_eq!(data["id"], key.info.id.to_string(), "{data}");
-    assert_eq!(data["access"], json!({ "kind": "admin" }), "{data}");
+    assert_eq!(data["type"], "admin", "{data}");
+    assert_eq!(data["projects"], json!(["*"]), "{data}");
+    assert!(data.get("secret").is_none(), "{data}");
     let e = one(&admin, &caller, async {
         admin.revoke_api_key(&caller, key.info.id).await.unwrap();
     })
@@ -369,7 +371,7 @@ async fn users_groups_roles_and_keys() {
     about(&e, "api-token-deleted", None, None, None);
     let pre = json_of(&e.event.pre_data);
     assert!(!pre.to_string().contains(&key.secret), "{pre}");
-    assert_eq!(pre["name"], "ci", "{pre}");
+    assert_eq!(pre["tokenName"], "ci", "{pre}");
     assert_eq!(pre["id"], key.info.id.to_string(), "{pre}");
 }
 

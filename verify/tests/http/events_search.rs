@@ -2,13 +2,10 @@
 //! query search with Unleash's operators, dates and authors, event creators, and what a key
 //! limited to some projects sees; over every store.
 
-use std::sync::Arc;
-
 use axum::http::{Method, StatusCode};
 use serde_json::{Value, json};
 use test_support::http::*;
-use test_support::store::TempDir;
-use toggle_admin::{FileStore, Grant, MemoryStore, Permission, Store, ToggleAdmin};
+use toggle_admin::{Grant, Permission};
 
 async fn get_as(t: &Setup, key: &str, path: &str) -> Value {
     let r = t.call_as(key, Method::GET, path, None).await;
@@ -202,11 +199,17 @@ async fn scenario(t: &Setup) {
         .error(StatusCode::BAD_REQUEST, "ValidationError");
 
     // Who made events, and searching by them.
+    // By author id, as Unleash lists them: the service itself, and every key acting as no
+    // user as Unleash's admin token user.
     let creators = get_as(t, &admin, "/api/admin/event-creators").await;
-    let names = field(&creators, "name");
-    assert_eq!(names, ["bootstrap", "test-admin"], "{creators}");
-    let id = creators[1]["id"].as_i64().unwrap();
-    assert!(id > 0 && id != creators[0]["id"].as_i64().unwrap());
+    assert_eq!(
+        creators,
+        json!([
+            {"id": -1337, "name": "Unleash System"},
+            {"id": -42, "name": "Unleash Admin Token"}
+        ])
+    );
+    let id = -42;
     // The first key's creation is the bootstrap's; everything else is the admin key's.
     assert_eq!(
         get_as(
@@ -245,6 +248,55 @@ async fn scenario(t: &Setup) {
         0
     );
 
+    // A user's change is by the user: its id, its name among the creators.
+    let r = t
+        .call(
+            Method::POST,
+            "/api/admin/user-admin",
+            Some(&json!({"username": "ed", "name": "Ed", "rootRole": 2})),
+        )
+        .await;
+    assert_eq!(r.status, StatusCode::CREATED, "{}", r.text());
+    let ed = r.json()["id"].as_i64().unwrap();
+    let expires = (chrono::Utc::now() + chrono::TimeDelta::days(1)).to_rfc3339();
+    let key = post(
+        t,
+        &format!("/api/admin/user-admin/{ed}/tokens"),
+        json!({"description": "ed-key", "expiresAt": expires}),
+    )
+    .await["secret"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    let r = t
+        .call_as(
+            &key,
+            Method::POST,
+            "/api/admin/projects/p/features/f/environments/production/off",
+            None,
+        )
+        .await;
+    assert!(r.status.is_success(), "{}", r.text());
+    let newest = &get_as(t, &admin, "/api/admin/events/f").await["events"][0];
+    assert_eq!(newest["createdByUserId"], ed, "{newest}");
+    assert_eq!(newest["createdBy"], "ed-key", "{newest}");
+    let creators = get_as(t, &admin, "/api/admin/event-creators").await;
+    assert!(
+        creators
+            .as_array()
+            .unwrap()
+            .contains(&json!({"id": ed, "name": "Ed"})),
+        "{creators}"
+    );
+    let by_ed = get_as(
+        t,
+        &admin,
+        &format!("/api/admin/search/events?createdBy=IS:{ed}"),
+    )
+    .await;
+    assert_eq!(by_ed["total"], 1, "{by_ed}");
+    assert_eq!(by_ed["events"][0]["label"], "Flag disabled", "{by_ed}");
+
     // A key limited to project p sees p's events only: nothing of `other`, nothing without a
     // project (keys, environments).
     let mine = get_as(t, &limited, "/api/admin/search/events?limit=1000").await;
@@ -277,28 +329,7 @@ async fn scenario(t: &Setup) {
     );
 }
 
-#[tokio::test]
-async fn event_searches_on_a_memory_store() {
-    scenario(&setup_on(ToggleAdmin::new(MemoryStore::new())).await).await;
-}
-
-#[tokio::test]
-async fn event_searches_on_a_file_store() {
-    let dir = TempDir::new("events-search");
-    let store: Arc<dyn Store> = Arc::new(FileStore::open(dir.path()).unwrap());
-    scenario(&setup_on(ToggleAdmin::from_arc(store)).await).await;
-}
-
-#[cfg(feature = "postgres")]
-#[tokio::test(flavor = "multi_thread")]
-async fn event_searches_on_a_postgres_store() {
-    let Some(url) = test_support::postgres::database_url() else {
-        return;
-    };
-    let schema = test_support::postgres::TestSchema::new(&url);
-    let store: Arc<dyn Store> = Arc::new(schema.connect(4).await);
-    scenario(&setup_on(ToggleAdmin::from_arc(store)).await).await;
-}
+on_every_store!(scenario => event_searches_on_a_memory_store, event_searches_on_a_file_store, event_searches_on_a_postgres_store);
 
 /// A search that walks the log (text, authors) over more than one store page of events
 /// counts every match and pages right.

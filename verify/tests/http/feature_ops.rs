@@ -3,13 +3,9 @@
 //! archive (archive, revive, delete) and search, with the state each changes seen from the
 //! admin, client and frontend APIs and the event log; run over every store.
 
-use std::sync::Arc;
-
 use axum::http::{Method, StatusCode};
 use serde_json::{Value, json};
 use test_support::http::*;
-use test_support::store::TempDir;
-use toggle_admin::{FileStore, MemoryStore, Store, ToggleAdmin};
 
 const FEATURES: &str = "/api/admin/projects/p/features";
 
@@ -387,9 +383,17 @@ async fn lifecycle(t: &Setup) {
     );
     assert!(archived(t, "/api/admin/archive/features").await.is_empty());
 
-    // 10. Delete for good: only archived features; the name is free again.
+    // 10. Delete for good: only archived features; the name is free again; the event
+    // carries the tags the feature had, as Unleash's does.
     let r = t.call(Method::DELETE, "/api/admin/archive/f", None).await;
     r.error(StatusCode::BAD_REQUEST, "ValidationError");
+    post(
+        t,
+        "/api/admin/features/f/tags",
+        json!({"type": "simple", "value": "kept"}),
+        StatusCode::CREATED,
+    )
+    .await;
     post(
         t,
         "/api/admin/projects/p/archive",
@@ -409,6 +413,28 @@ async fn lifecycle(t: &Setup) {
     assert!(archived(t, "/api/admin/archive/features").await.is_empty());
     assert!(project_features(t).await.is_empty());
     assert_eq!(event_types(t, "f").await[0], "feature-deleted");
+    let deleted = t
+        .call(Method::GET, "/api/admin/events?feature=f&limit=1", None)
+        .await
+        .json();
+    assert_eq!(
+        deleted["events"][0]["tags"],
+        json!([{"type": "simple", "value": "kept"}]),
+        "{deleted}"
+    );
+    let created = t
+        .call(
+            Method::GET,
+            "/api/admin/events?feature=f2&type=feature-created",
+            None,
+        )
+        .await
+        .json();
+    let created = &created["events"][0];
+    assert_eq!(created["tags"], json!([]), "{created}");
+    assert_eq!(created["preData"], Value::Null, "{created}");
+    assert_eq!(created["createdByUserId"], -42, "{created}");
+    assert_eq!(created["data"]["lastSeenAt"], Value::Null, "{created}");
     t.call(Method::GET, "/api/admin/projects/p/features/f", None)
         .await
         .error(StatusCode::NOT_FOUND, "NotFoundError");
@@ -431,28 +457,7 @@ async fn lifecycle(t: &Setup) {
     assert_eq!(r.json()["strategies"], json!([]));
 }
 
-#[tokio::test]
-async fn the_feature_lifecycle_on_a_memory_store() {
-    lifecycle(&setup_on(ToggleAdmin::new(MemoryStore::new())).await).await;
-}
-
-#[tokio::test]
-async fn the_feature_lifecycle_on_a_file_store() {
-    let dir = TempDir::new("feature-ops");
-    let store: Arc<dyn Store> = Arc::new(FileStore::open(dir.path()).unwrap());
-    lifecycle(&setup_on(ToggleAdmin::from_arc(store)).await).await;
-}
-
-#[cfg(feature = "postgres")]
-#[tokio::test(flavor = "multi_thread")]
-async fn the_feature_lifecycle_on_a_postgres_store() {
-    let Some(url) = test_support::postgres::database_url() else {
-        return;
-    };
-    let schema = test_support::postgres::TestSchema::new(&url);
-    let store: Arc<dyn Store> = Arc::new(schema.connect(4).await);
-    lifecycle(&setup_on(ToggleAdmin::from_arc(store)).await).await;
-}
+on_every_store!(lifecycle => the_feature_lifecycle_on_a_memory_store, the_feature_lifecycle_on_a_file_store, the_feature_lifecycle_on_a_postgres_store);
 
 #[tokio::test]
 async fn bad_edits_are_400s_naming_the_field_and_change_nothing() {

@@ -119,11 +119,42 @@ async fn user_tokens_honour_expires_at() {
     assert_eq!(r.status, StatusCode::CREATED, "{}", r.text());
     assert_eq!(r.json()["expiresAt"], json!(expires));
     let token = r.json();
+    assert!(
+        token["id"].is_i64(),
+        "numbered as Unleash numbers them: {token}"
+    );
     let list = t.call(Method::GET, TOKENS, None).await.json();
-    let it = listed(&list, token["id"].as_str().unwrap());
+    let it = list["tokens"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|k| k["tokenName"] == "pat" && k["userId"] == json!(id))
+        .cloned()
+        .unwrap_or_else(|| panic!("the user's key is not listed in {list}"));
     assert_eq!(it["type"], "user");
     assert_eq!(it["userId"], json!(id));
     assert_eq!(it["expiresAt"], json!(expires));
+    // Revoked by its number, as Unleash names it, under its user only.
+    let number = token["id"].as_i64().unwrap();
+    t.call(Method::DELETE, &format!("{path}/{number}0"), None)
+        .await
+        .error(StatusCode::NOT_FOUND, "NotFoundError");
+    let r = t
+        .call(Method::DELETE, &format!("{path}/{number}"), None)
+        .await;
+    assert_eq!(r.status, StatusCode::OK, "{}", r.text());
+    let list = t.call(Method::GET, TOKENS, None).await.json();
+    assert!(
+        !list["tokens"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|k| k["userId"] == json!(id)),
+        "{list}"
+    );
+    t.call(Method::DELETE, &format!("{path}/{number}"), None)
+        .await
+        .error(StatusCode::NOT_FOUND, "NotFoundError");
 }
 
 // ---------------------------------------------------------------- 2. listings

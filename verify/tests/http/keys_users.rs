@@ -2,57 +2,9 @@
 //! expired key refused at the next call, over every store. The caller and users are in
 //! `users_admin.rs`.
 
-use std::sync::Arc;
-
 use axum::http::{Method, StatusCode};
 use serde_json::{Value, json};
 use test_support::http::*;
-use test_support::store::TempDir;
-use toggle_admin::{FileStore, MemoryStore, Store, ToggleAdmin};
-
-async fn send(
-    t: &Setup,
-    method: Method,
-    path: &str,
-    body: Option<Value>,
-    status: StatusCode,
-) -> Value {
-    let r = t.call(method.clone(), path, body.as_ref()).await;
-    assert_eq!(r.status, status, "{method} {path} {body:?}: {}", r.text());
-    if r.body.is_empty() {
-        Value::Null
-    } else {
-        r.json()
-    }
-}
-
-async fn send_as(
-    t: &Setup,
-    key: &str,
-    method: Method,
-    path: &str,
-    body: Option<Value>,
-    status: StatusCode,
-) -> Value {
-    let r = t.call_as(key, method.clone(), path, body.as_ref()).await;
-    assert_eq!(r.status, status, "{method} {path} {body:?}: {}", r.text());
-    if r.body.is_empty() {
-        Value::Null
-    } else {
-        r.json()
-    }
-}
-
-fn detail_paths(body: &Value) -> Vec<String> {
-    body["details"]
-        .as_array()
-        .map(|d| {
-            d.iter()
-                .map(|d| d["path"].as_str().unwrap_or_default().to_owned())
-                .collect()
-        })
-        .unwrap_or_default()
-}
 
 fn names(tokens: &Value) -> Vec<String> {
     tokens
@@ -71,7 +23,7 @@ fn no_secrets(tokens: &Value) {
 }
 
 async fn event_count(t: &Setup, event_type: &str) -> usize {
-    let log = send(
+    let log = expect(
         t,
         Method::GET,
         &format!("/api/admin/events?type={event_type}&limit=1000"),
@@ -89,7 +41,7 @@ fn in_an_hour() -> String {
 /// A project's keys: created for the project alone, listed without secrets, revoked at once.
 async fn project_keys(t: &Setup) {
     const KEYS: &str = "/api/admin/projects/p/api-tokens";
-    let created = send(
+    let created = expect(
         t,
         Method::POST,
         KEYS,
@@ -99,7 +51,7 @@ async fn project_keys(t: &Setup) {
     .await;
     let secret = created["secret"].as_str().unwrap().to_owned();
     assert_eq!(created["projects"], json!(["p"]));
-    let seen = send_as(
+    let seen = expect_as(
         t,
         &secret,
         Method::GET,
@@ -116,7 +68,7 @@ async fn project_keys(t: &Setup) {
         .collect();
     assert_eq!(features, ["f"], "the project's features only");
     // Keys that are not the project's are not listed.
-    send(
+    expect(
         t,
         Method::POST,
         "/api/admin/api-tokens",
@@ -124,8 +76,8 @@ async fn project_keys(t: &Setup) {
         StatusCode::CREATED,
     )
     .await;
-    let shared = send(t, Method::POST, "/api/admin/api-tokens", Some(json!({"tokenName": "shared", "type": "client", "projects": ["p", "other"], "environment": "production"})), StatusCode::CREATED).await;
-    let listed = send(t, Method::GET, KEYS, None, StatusCode::OK).await;
+    let shared = expect(t, Method::POST, "/api/admin/api-tokens", Some(json!({"tokenName": "shared", "type": "client", "projects": ["p", "other"], "environment": "production"})), StatusCode::CREATED).await;
+    let listed = expect(t, Method::GET, KEYS, None, StatusCode::OK).await;
     assert_eq!(names(&listed["tokens"]), ["pk", "shared"]);
     no_secrets(&listed["tokens"]);
     assert!(!listed.to_string().contains(&secret), "the secret leaked");
@@ -172,7 +124,7 @@ async fn project_keys(t: &Setup) {
     .await
     .error(StatusCode::NOT_FOUND, "NotFoundError");
     assert_eq!(
-        names(&send(t, Method::GET, KEYS, None, StatusCode::OK).await["tokens"]),
+        names(&expect(t, Method::GET, KEYS, None, StatusCode::OK).await["tokens"]),
         ["pk", "shared"]
     );
 
@@ -191,7 +143,7 @@ async fn project_keys(t: &Setup) {
     )
     .await
     .error(StatusCode::NOT_FOUND, "NotFoundError");
-    send(
+    expect(
         t,
         Method::DELETE,
         &format!("{KEYS}/{secret}"),
@@ -203,14 +155,14 @@ async fn project_keys(t: &Setup) {
         .await
         .error(StatusCode::UNAUTHORIZED, "AuthenticationRequired");
     assert_eq!(
-        names(&send(t, Method::GET, KEYS, None, StatusCode::OK).await["tokens"]),
+        names(&expect(t, Method::GET, KEYS, None, StatusCode::OK).await["tokens"]),
         ["shared"]
     );
 }
 
 /// Keys by name, and a key's expiry: a date in the past stops it at once.
 async fn names_and_expiry(t: &Setup) {
-    let a = send(
+    let a = expect(
         t,
         Method::POST,
         "/api/admin/api-tokens",
@@ -218,7 +170,7 @@ async fn names_and_expiry(t: &Setup) {
         StatusCode::CREATED,
     )
     .await;
-    send(
+    expect(
         t,
         Method::POST,
         "/api/admin/api-tokens",
@@ -226,7 +178,7 @@ async fn names_and_expiry(t: &Setup) {
         StatusCode::CREATED,
     )
     .await;
-    let named = send(
+    let named = expect(
         t,
         Method::GET,
         "/api/admin/api-tokens/dup",
@@ -237,7 +189,7 @@ async fn names_and_expiry(t: &Setup) {
     assert_eq!(names(&named["tokens"]), ["dup", "dup"]);
     no_secrets(&named["tokens"]);
     assert_eq!(
-        send(
+        expect(
             t,
             Method::GET,
             "/api/admin/api-tokens/nobody",
@@ -269,7 +221,7 @@ async fn names_and_expiry(t: &Setup) {
     )
     .await
     .error(StatusCode::BAD_REQUEST, "ValidationError");
-    send_as(
+    expect_as(
         t,
         &secret,
         Method::GET,
@@ -279,7 +231,7 @@ async fn names_and_expiry(t: &Setup) {
     )
     .await;
     let before = event_count(t, "api-token-updated").await;
-    send(
+    expect(
         t,
         Method::PUT,
         &path,
@@ -287,7 +239,7 @@ async fn names_and_expiry(t: &Setup) {
         StatusCode::OK,
     )
     .await;
-    let listed = send(
+    let listed = expect(
         t,
         Method::GET,
         "/api/admin/api-tokens/dup",
@@ -303,7 +255,7 @@ async fn names_and_expiry(t: &Setup) {
             .any(|k| k["id"] == id && k["expiresAt"].is_string()),
         "{listed}"
     );
-    send_as(
+    expect_as(
         t,
         &secret,
         Method::GET,
@@ -313,7 +265,7 @@ async fn names_and_expiry(t: &Setup) {
     )
     .await;
     // By its secret, to a date past: refused from the next call on.
-    send(
+    expect(
         t,
         Method::PUT,
         &format!("/api/admin/api-tokens/{secret}"),
@@ -339,34 +291,13 @@ async fn scenario(t: &Setup) {
     names_and_expiry(t).await;
 }
 
-#[tokio::test]
-async fn keys_on_a_memory_store() {
-    scenario(&setup_on(ToggleAdmin::new(MemoryStore::new())).await).await;
-}
-
-#[tokio::test]
-async fn keys_on_a_file_store() {
-    let dir = TempDir::new("keys-users");
-    let store: Arc<dyn Store> = Arc::new(FileStore::open(dir.path()).unwrap());
-    scenario(&setup_on(ToggleAdmin::from_arc(store)).await).await;
-}
-
-#[cfg(feature = "postgres")]
-#[tokio::test(flavor = "multi_thread")]
-async fn keys_on_a_postgres_store() {
-    let Some(url) = test_support::postgres::database_url() else {
-        return;
-    };
-    let schema = test_support::postgres::TestSchema::new(&url);
-    let store: Arc<dyn Store> = Arc::new(schema.connect(4).await);
-    scenario(&setup_on(ToggleAdmin::from_arc(store)).await).await;
-}
+on_every_store!(scenario => keys_on_a_memory_store, keys_on_a_file_store, keys_on_a_postgres_store);
 
 /// A project member manages the project's keys; a viewer may not, whatever the body.
 #[tokio::test]
 async fn project_keys_follow_project_roles() {
     let t = setup().await;
-    let user = send(
+    let user = expect(
         &t,
         Method::POST,
         "/api/admin/user-admin",
@@ -375,7 +306,7 @@ async fn project_keys_follow_project_roles() {
     )
     .await;
     let id = user["id"].as_i64().unwrap();
-    let key = send(
+    let key = expect(
         &t,
         Method::POST,
         &format!("/api/admin/user-admin/{id}/tokens"),
@@ -400,7 +331,7 @@ async fn project_keys_follow_project_roles() {
     )
     .await
     .error(StatusCode::FORBIDDEN, "NoAccessError");
-    send(
+    expect(
         &t,
         Method::PUT,
         "/api/admin/projects/p/access",
@@ -408,7 +339,7 @@ async fn project_keys_follow_project_roles() {
         StatusCode::OK,
     )
     .await;
-    send_as(
+    expect_as(
         &t,
         &member,
         Method::POST,
@@ -417,7 +348,7 @@ async fn project_keys_follow_project_roles() {
         StatusCode::CREATED,
     )
     .await;
-    let listed = send_as(
+    let listed = expect_as(
         &t,
         &member,
         Method::GET,

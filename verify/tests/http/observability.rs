@@ -2,13 +2,9 @@
 //! overview and its instances in an environment, the applications of a project, and one
 //! feature as the client API shows it; over every store.
 
-use std::sync::Arc;
-
 use axum::http::{Method, StatusCode};
 use serde_json::{Value, json};
 use test_support::http::*;
-use test_support::store::TempDir;
-use toggle_admin::{FileStore, MemoryStore, Store, ToggleAdmin};
 
 async fn get(t: &Setup, path: &str) -> Value {
     let r = t.call(Method::GET, path, None).await;
@@ -253,25 +249,4 @@ async fn scenario(t: &Setup) {
         .error(StatusCode::FORBIDDEN, "NoAccessError");
 }
 
-#[tokio::test]
-async fn observability_on_a_memory_store() {
-    scenario(&setup_on(ToggleAdmin::new(MemoryStore::new())).await).await;
-}
-
-#[tokio::test]
-async fn observability_on_a_file_store() {
-    let dir = TempDir::new("observability");
-    let store: Arc<dyn Store> = Arc::new(FileStore::open(dir.path()).unwrap());
-    scenario(&setup_on(ToggleAdmin::from_arc(store)).await).await;
-}
-
-#[cfg(feature = "postgres")]
-#[tokio::test(flavor = "multi_thread")]
-async fn observability_on_a_postgres_store() {
-    let Some(url) = test_support::postgres::database_url() else {
-        return;
-    };
-    let schema = test_support::postgres::TestSchema::new(&url);
-    let store: Arc<dyn Store> = Arc::new(schema.connect(4).await);
-    scenario(&setup_on(ToggleAdmin::from_arc(store)).await).await;
-}
+on_every_store!(scenario => observability_on_a_memory_store, observability_on_a_file_store, observability_on_a_postgres_store);

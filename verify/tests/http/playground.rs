@@ -3,13 +3,9 @@
 //! custom strategy), the advanced playground's product of environments and context values,
 //! the verdicts the frontend API gives, and bad requests; over every store.
 
-use std::sync::Arc;
-
 use axum::http::{Method, StatusCode};
 use serde_json::{Value, json};
 use test_support::http::*;
-use test_support::store::TempDir;
-use toggle_admin::{FileStore, MemoryStore, Store, ToggleAdmin};
 
 const STRATEGIES: &str = "/api/admin/projects/p/features/f/environments/production/strategies";
 
@@ -252,28 +248,7 @@ async fn explanations(t: &Setup) {
     assert_eq!(users.iter().filter(|u| **u == "1").count(), 2);
 }
 
-#[tokio::test]
-async fn the_playground_explains_each_strategy_on_a_memory_store() {
-    explanations(&setup_on(ToggleAdmin::new(MemoryStore::new())).await).await;
-}
-
-#[tokio::test]
-async fn the_playground_explains_each_strategy_on_a_file_store() {
-    let dir = TempDir::new("playground");
-    let store: Arc<dyn Store> = Arc::new(FileStore::open(dir.path()).unwrap());
-    explanations(&setup_on(ToggleAdmin::from_arc(store)).await).await;
-}
-
-#[cfg(feature = "postgres")]
-#[tokio::test(flavor = "multi_thread")]
-async fn the_playground_explains_each_strategy_on_a_postgres_store() {
-    let Some(url) = test_support::postgres::database_url() else {
-        return;
-    };
-    let schema = test_support::postgres::TestSchema::new(&url);
-    let store: Arc<dyn Store> = Arc::new(schema.connect(4).await);
-    explanations(&setup_on(ToggleAdmin::from_arc(store)).await).await;
-}
+on_every_store!(explanations => the_playground_explains_each_strategy_on_a_memory_store, the_playground_explains_each_strategy_on_a_file_store, the_playground_explains_each_strategy_on_a_postgres_store);
 
 fn detail_paths(reply: &Reply) -> Vec<String> {
     reply.json()["details"]

@@ -3,13 +3,10 @@
 //! a project, and the default strategy a project's features get; each change read back
 //! through the admin API, the client API and the event log, over every store.
 
-use std::sync::Arc;
-
 use axum::http::{Method, StatusCode};
 use serde_json::{Value, json};
 use test_support::http::*;
-use test_support::store::TempDir;
-use toggle_admin::{FileStore, Grant, MemoryStore, Permission, Store, ToggleAdmin};
+use toggle_admin::{Grant, Permission};
 
 async fn get(t: &Setup, path: &str) -> Value {
     let r = t.call(Method::GET, path, None).await;
@@ -462,28 +459,7 @@ async fn scenario(t: &Setup) {
     remove_environment(t).await;
 }
 
-#[tokio::test]
-async fn projects_and_environments_on_a_memory_store() {
-    scenario(&setup_on(ToggleAdmin::new(MemoryStore::new())).await).await;
-}
-
-#[tokio::test]
-async fn projects_and_environments_on_a_file_store() {
-    let dir = TempDir::new("projects-envs");
-    let store: Arc<dyn Store> = Arc::new(FileStore::open(dir.path()).unwrap());
-    scenario(&setup_on(ToggleAdmin::from_arc(store)).await).await;
-}
-
-#[cfg(feature = "postgres")]
-#[tokio::test(flavor = "multi_thread")]
-async fn projects_and_environments_on_a_postgres_store() {
-    let Some(url) = test_support::postgres::database_url() else {
-        return;
-    };
-    let schema = test_support::postgres::TestSchema::new(&url);
-    let store: Arc<dyn Store> = Arc::new(schema.connect(4).await);
-    scenario(&setup_on(ToggleAdmin::from_arc(store)).await).await;
-}
+on_every_store!(scenario => projects_and_environments_on_a_memory_store, projects_and_environments_on_a_file_store, projects_and_environments_on_a_postgres_store);
 
 /// Without the permission: 403 whatever the body, and nothing changes.
 #[tokio::test]

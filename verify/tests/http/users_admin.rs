@@ -2,60 +2,12 @@
 //! and changing, finding and deleting users; every deleted key or user refused at the next
 //! call, over every store.
 
-use std::sync::Arc;
-
 use axum::http::{Method, StatusCode};
-use serde_json::{Value, json};
+use serde_json::json;
 use test_support::http::*;
-use test_support::store::TempDir;
-use toggle_admin::{FileStore, MemoryStore, Store, ToggleAdmin};
-
-async fn send(
-    t: &Setup,
-    method: Method,
-    path: &str,
-    body: Option<Value>,
-    status: StatusCode,
-) -> Value {
-    let r = t.call(method.clone(), path, body.as_ref()).await;
-    assert_eq!(r.status, status, "{method} {path} {body:?}: {}", r.text());
-    if r.body.is_empty() {
-        Value::Null
-    } else {
-        r.json()
-    }
-}
-
-async fn send_as(
-    t: &Setup,
-    key: &str,
-    method: Method,
-    path: &str,
-    body: Option<Value>,
-    status: StatusCode,
-) -> Value {
-    let r = t.call_as(key, method.clone(), path, body.as_ref()).await;
-    assert_eq!(r.status, status, "{method} {path} {body:?}: {}", r.text());
-    if r.body.is_empty() {
-        Value::Null
-    } else {
-        r.json()
-    }
-}
-
-fn detail_paths(body: &Value) -> Vec<String> {
-    body["details"]
-        .as_array()
-        .map(|d| {
-            d.iter()
-                .map(|d| d["path"].as_str().unwrap_or_default().to_owned())
-                .collect()
-        })
-        .unwrap_or_default()
-}
 
 async fn event_count(t: &Setup, event_type: &str) -> usize {
-    let log = send(
+    let log = expect(
         t,
         Method::GET,
         &format!("/api/admin/events?type={event_type}&limit=1000"),
@@ -72,9 +24,9 @@ fn in_an_hour() -> String {
 
 /// The caller, its profile and its own keys; changing, finding and deleting users.
 async fn users(t: &Setup) {
-    let user = send(t, Method::POST, "/api/admin/user-admin", Some(json!({"username": "alice", "email": "alice@example.com", "name": "Alice Smith", "rootRole": 2})), StatusCode::CREATED).await;
+    let user = expect(t, Method::POST, "/api/admin/user-admin", Some(json!({"username": "alice", "email": "alice@example.com", "name": "Alice Smith", "rootRole": 2})), StatusCode::CREATED).await;
     let id = user["id"].as_i64().unwrap();
-    let key = send(
+    let key = expect(
         t,
         Method::POST,
         &format!("/api/admin/user-admin/{id}/tokens"),
@@ -100,13 +52,13 @@ async fn users(t: &Setup) {
             .iter()
             .any(|p| p["permission"] == "CREATE_FEATURE")
     );
-    let me = send(t, Method::GET, "/api/admin/user", None, StatusCode::OK).await;
+    let me = expect(t, Method::GET, "/api/admin/user", None, StatusCode::OK).await;
     assert_eq!(me["user"]["isAPI"], true);
     assert_eq!(me["user"]["username"], "test-admin");
     assert_eq!(me["permissions"], json!([{"permission": "ADMIN"}]));
     assert!(!me.to_string().contains(&t.secret));
 
-    let profile = send_as(
+    let profile = expect_as(
         t,
         &alice,
         Method::GET,
@@ -117,7 +69,7 @@ async fn users(t: &Setup) {
     .await;
     assert_eq!(profile["rootRole"]["name"], "Editor");
     assert_eq!(profile["projects"], json!([]));
-    send(
+    expect(
         t,
         Method::PUT,
         "/api/admin/projects/p/access",
@@ -126,7 +78,7 @@ async fn users(t: &Setup) {
     )
     .await;
     assert_eq!(
-        send_as(
+        expect_as(
             t,
             &alice,
             Method::GET,
@@ -139,7 +91,7 @@ async fn users(t: &Setup) {
     );
 
     // Her own keys.
-    let own = send_as(
+    let own = expect_as(
         t,
         &alice,
         Method::POST,
@@ -150,7 +102,7 @@ async fn users(t: &Setup) {
     .await;
     let cli = own["secret"].as_str().unwrap().to_owned();
     assert_eq!(own["userId"], id);
-    let listed = send_as(
+    let listed = expect_as(
         t,
         &alice,
         Method::GET,
@@ -166,6 +118,16 @@ async fn users(t: &Setup) {
         .map(|k| k["description"].as_str().unwrap())
         .collect();
     assert_eq!(descriptions, ["alice-key", "cli"]);
+    // Numbered as Unleash numbers personal access tokens; the number revokes the key.
+    let number = own["id"].as_i64().unwrap();
+    assert!(
+        listed["pats"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|k| k["id"] == number),
+        "{listed}"
+    );
     assert!(
         listed["pats"]
             .as_array()
@@ -174,7 +136,7 @@ async fn users(t: &Setup) {
             .all(|k| k.get("secret").is_none()),
         "{listed}"
     );
-    send_as(
+    expect_as(
         t,
         &cli,
         Method::GET,
@@ -211,11 +173,11 @@ async fn users(t: &Setup) {
     t.call(Method::GET, "/api/admin/user/tokens", None)
         .await
         .error(StatusCode::FORBIDDEN, "NoAccessError");
-    send_as(
+    expect_as(
         t,
         &alice,
         Method::DELETE,
-        &format!("/api/admin/user/tokens/{}", own["id"].as_str().unwrap()),
+        &format!("/api/admin/user/tokens/{number}"),
         None,
         StatusCode::OK,
     )
@@ -223,17 +185,19 @@ async fn users(t: &Setup) {
     t.call_as(&cli, Method::GET, "/api/admin/user", None)
         .await
         .error(StatusCode::UNAUTHORIZED, "AuthenticationRequired");
-    t.call_as(
-        &alice,
-        Method::DELETE,
-        &format!("/api/admin/user/tokens/{}", uuid::Uuid::new_v4()),
-        None,
-    )
-    .await
-    .error(StatusCode::NOT_FOUND, "NotFoundError");
+    for other in [uuid::Uuid::new_v4().to_string(), number.to_string()] {
+        t.call_as(
+            &alice,
+            Method::DELETE,
+            &format!("/api/admin/user/tokens/{other}"),
+            None,
+        )
+        .await
+        .error(StatusCode::NOT_FOUND, "NotFoundError");
+    }
 
     // Search: not taken for an id.
-    send(
+    expect(
         t,
         Method::POST,
         "/api/admin/user-admin",
@@ -241,7 +205,7 @@ async fn users(t: &Setup) {
         StatusCode::CREATED,
     )
     .await;
-    let found = send(
+    let found = expect(
         t,
         Method::GET,
         "/api/admin/user-admin/search?q=SMI",
@@ -252,7 +216,7 @@ async fn users(t: &Setup) {
     assert_eq!(found.as_array().unwrap().len(), 1, "{found}");
     assert_eq!(found[0]["id"], id);
     assert_eq!(
-        send(
+        expect(
             t,
             Method::GET,
             "/api/admin/user-admin/search?q=bo",
@@ -263,7 +227,7 @@ async fn users(t: &Setup) {
         "bob"
     );
     assert_eq!(
-        send(
+        expect(
             t,
             Method::GET,
             "/api/admin/user-admin/search?q=a",
@@ -291,10 +255,10 @@ async fn users(t: &Setup) {
         .await
         .error(StatusCode::BAD_REQUEST, "ValidationError");
     assert_eq!(
-        send(t, Method::GET, &path, None, StatusCode::OK).await["rootRole"],
+        expect(t, Method::GET, &path, None, StatusCode::OK).await["rootRole"],
         2
     );
-    send_as(
+    expect_as(
         t,
         &alice,
         Method::POST,
@@ -303,7 +267,7 @@ async fn users(t: &Setup) {
         StatusCode::CREATED,
     )
     .await;
-    let changed = send(
+    let changed = expect(
         t,
         Method::PUT,
         &path,
@@ -314,7 +278,7 @@ async fn users(t: &Setup) {
     assert_eq!(changed["name"], "Alice Jones");
     assert_eq!(changed["email"], "alice@example.com", "kept");
     assert_eq!(
-        send(t, Method::GET, &path, None, StatusCode::OK).await["rootRole"],
+        expect(t, Method::GET, &path, None, StatusCode::OK).await["rootRole"],
         3
     );
     t.call_as(
@@ -325,7 +289,7 @@ async fn users(t: &Setup) {
     )
     .await
     .error(StatusCode::FORBIDDEN, "NoAccessError");
-    let overview = send(
+    let overview = expect(
         t,
         Method::GET,
         &format!("{path}/permissions?project=p&environment=production"),
@@ -353,7 +317,7 @@ async fn users(t: &Setup) {
 
     // Deleting her: her key is refused at once, she leaves the project.
     let before = event_count(t, "user-deleted").await;
-    send(t, Method::DELETE, &path, None, StatusCode::OK).await;
+    expect(t, Method::DELETE, &path, None, StatusCode::OK).await;
     t.call_as(&alice, Method::GET, "/api/admin/user", None)
         .await
         .error(StatusCode::UNAUTHORIZED, "AuthenticationRequired");
@@ -361,7 +325,7 @@ async fn users(t: &Setup) {
         .await
         .error(StatusCode::NOT_FOUND, "NotFoundError");
     assert_eq!(
-        send(
+        expect(
             t,
             Method::GET,
             "/api/admin/projects/p/access",
@@ -377,25 +341,4 @@ async fn users(t: &Setup) {
         .error(StatusCode::NOT_FOUND, "NotFoundError");
 }
 
-#[tokio::test]
-async fn users_on_a_memory_store() {
-    users(&setup_on(ToggleAdmin::new(MemoryStore::new())).await).await;
-}
-
-#[tokio::test]
-async fn users_on_a_file_store() {
-    let dir = TempDir::new("users-admin");
-    let store: Arc<dyn Store> = Arc::new(FileStore::open(dir.path()).unwrap());
-    users(&setup_on(ToggleAdmin::from_arc(store)).await).await;
-}
-
-#[cfg(feature = "postgres")]
-#[tokio::test(flavor = "multi_thread")]
-async fn users_on_a_postgres_store() {
-    let Some(url) = test_support::postgres::database_url() else {
-        return;
-    };
-    let schema = test_support::postgres::TestSchema::new(&url);
-    let store: Arc<dyn Store> = Arc::new(schema.connect(4).await);
-    users(&setup_on(ToggleAdmin::from_arc(store)).await).await;
-}
+on_every_store!(users => users_on_a_memory_store, users_on_a_file_store, users_on_a_postgres_store);

@@ -22,6 +22,8 @@ fn event(name: &str) -> NewEvent {
         environment: None,
         data: Some(json!({ "name": name }).into()),
         pre_data: None,
+        created_by_user_id: None,
+        tags: None,
     }
 }
 

@@ -167,6 +167,8 @@ async fn views_under_parallel_writers_hold_every_revision_below_their_own() {
                     environment: None,
                     data: Some(json!({ "n": n }).into()),
                     pre_data: None,
+                    created_by_user_id: None,
+                    tags: None,
                 });
                 revision = store.commit(changes).await.expect("commit");
                 acknowledged
@@ -292,12 +294,22 @@ async fn a_schema_at_migration_2_goes_on_from_its_history() {
         environment: None,
         data: None,
         pre_data: None,
+        created_by_user_id: Some(7),
+        tags: Some(json!([{"type": "simple", "value": "t"}]).into()),
     });
     assert_eq!(store.commit(changes).await.unwrap(), Revision(8));
     let events = store.events(0, 100).await.unwrap();
     assert_eq!(events.len(), 10);
     let last = events.last().unwrap();
     assert_eq!((last.id, last.revision), (10, Revision(8)));
+    // Events from before migration 6 have no author id and no tags; later ones keep theirs.
+    assert_eq!(events[0].event.created_by_user_id, None);
+    assert!(events[0].event.tags.is_none());
+    assert_eq!(last.event.created_by_user_id, Some(7));
+    assert_eq!(
+        last.event.tags.as_ref().unwrap().to_value().unwrap(),
+        json!([{"type": "simple", "value": "t"}])
+    );
     assert_eq!(
         store.list(Collection::Features, "").await.unwrap().revision,
         Revision(8)
@@ -312,7 +324,7 @@ async fn a_schema_at_migration_2_goes_on_from_its_history() {
         .iter()
         .map(|row| row.get(0))
         .collect();
-    assert_eq!(versions, vec![1, 2, 3, 4, 5]);
+    assert_eq!(versions, vec![1, 2, 3, 4, 5, 6]);
 }
 
 /// A creator that may add a record only while a collection holds none of its kind (a

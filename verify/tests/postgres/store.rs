@@ -30,6 +30,8 @@ fn event(kind: &str, data: Value) -> NewEvent {
         environment: None,
         data: Some(data.into()),
         pre_data: None,
+        created_by_user_id: None,
+        tags: None,
     }
 }
 
@@ -264,7 +266,10 @@ async fn concurrent_connects_migrate_once() {
         .await
         .unwrap();
     let versions: Vec<(i32, i64)> = rows.iter().map(|r| (r.get(0), r.get(1))).collect();
-    assert_eq!(versions, vec![(1, 1), (2, 1), (3, 1), (4, 1), (5, 1)]);
+    assert_eq!(
+        versions,
+        vec![(1, 1), (2, 1), (3, 1), (4, 1), (5, 1), (6, 1)]
+    );
 
     // All eight are one store: what one commits, the others read; a later instance too.
     let mut changes = ChangeSet::new();

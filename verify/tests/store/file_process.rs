@@ -102,6 +102,8 @@ fn crash_writer(dir: &Path) {
                             environment: None,
                             data: None,
                             pre_data: None,
+                            created_by_user_id: None,
+                            tags: None,
                         });
                         let revision = store.commit(changes).await.unwrap();
                         let mut out = std::io::stdout().lock();

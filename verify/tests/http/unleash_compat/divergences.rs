@@ -5,7 +5,11 @@
 //! recognised too. `examples` names the recorded cases of the kind; the test checks that each
 //! is recognised.
 
+use std::collections::BTreeMap;
+
 use serde_json::Value;
+
+use super::normalise::{contains, normalise};
 
 /// Our answer to a case's request.
 pub struct Answer<'a> {
@@ -61,6 +65,43 @@ fn unleash_message(case: &Value) -> String {
         all.push_str(detail["message"].as_str().unwrap_or_default());
     }
     all
+}
+
+fn is_get(case: &Value) -> bool {
+    case["request"]["method"] == "GET"
+}
+
+/// Both answered 200.
+fn both_ok(case: &Value, ours: &Answer<'_>) -> bool {
+    unleash_status(case) == 200 && ours.status == 200
+}
+
+/// The list `member` of Unleash's body and of ours (empty when absent).
+fn lists<'a>(case: &'a Value, ours: &'a Answer<'_>, member: &str) -> (Vec<Value>, Vec<Value>) {
+    let list = |body: Option<&Value>| -> Vec<Value> {
+        body.and_then(|b| b[member].as_array().cloned())
+            .unwrap_or_default()
+    };
+    (list(Some(&case["response"]["body"])), list(ours.body))
+}
+
+/// Whether `ours` shows every member of `theirs` but `except` (at the top of `theirs`) with an
+/// equal value, both normalised.
+fn agrees_except(theirs: &Value, ours: &Value, except: &[&str]) -> bool {
+    let (mut theirs, mut ours) = (theirs.clone(), ours.clone());
+    if let Some(object) = theirs.as_object_mut() {
+        for member in except {
+            object.remove(*member);
+        }
+    }
+    normalise(&mut theirs, &BTreeMap::new());
+    normalise(&mut ours, &BTreeMap::new());
+    contains(&theirs, &ours).is_ok()
+}
+
+/// Whether `key` (a listed key) shows a secret.
+fn shows_secret(key: &Value) -> bool {
+    key.get("secret").is_some()
 }
 
 /// The variants a PATCH adds or replaces whole (`value` objects of its operations).
@@ -149,20 +190,6 @@ pub const DIVERGENCES: &[Divergence] = &[
                 }
                 _ => false,
             }
-        },
-    },
-    Divergence {
-        rule: "BEHAVIOUR.md §Auth and permissions: keys are admin keys or act as users (there are no client tokens); a key without grants may read (GET, export, the import dry run), and is refused anything else with 403",
-        examples: &["export/client-token"],
-        applies: |case, ours| {
-            let path = case["request"]["path"].as_str().unwrap_or_default();
-            let reads = case["request"]["method"] == "GET"
-                || path.ends_with("/features-batch/export")
-                || path.ends_with("/features-batch/validate");
-            case["request"]["headers"]["auth"] == "client"
-                && unleash_message(case).contains("expected a different token type")
-                && reads
-                && ours.status == 200
         },
     },
     Divergence {
@@ -323,6 +350,123 @@ pub const DIVERGENCES: &[Divergence] = &[
                 && unleash_status(case) == 200
                 && ours.status == 200
                 && ours.body.is_some_and(Value::is_boolean)
+        },
+    },
+    Divergence {
+        rule: "BEHAVIOUR.md §rule of thumb: GET /api/admin/projects lists every project (Unleash OSS lists only `default`), and a project's health is computed when read (Unleash refreshes it with a periodic job, so it lags behind changes)",
+        examples: &["projects/list"],
+        applies: |case, ours| {
+            let (theirs, mine) = lists(case, ours, "projects");
+            is_get(case)
+                && path(case).split('?').next() == Some("/api/admin/projects")
+                && both_ok(case, ours)
+                && !theirs.is_empty()
+                && theirs.iter().all(|t| {
+                    mine.iter().any(|o| {
+                        o["id"] == t["id"]
+                            && o["health"].as_u64().is_some_and(|h| h <= 100)
+                            && agrees_except(t, o, &["health"])
+                    })
+                })
+        },
+    },
+    Divergence {
+        rule: "BEHAVIOUR.md §rule of thumb: a key's secret is shown once, when the key is created, and never in a listing, which also shows the keys acting as users and the keys with grants (Unleash lists its API tokens, each with its secret)",
+        examples: &["tokens/by-name"],
+        applies: |case, ours| {
+            let (theirs, mine) = lists(case, ours, "tokens");
+            let ours_only = mine
+                .iter()
+                .filter(|k| k["type"] == "user" || k["type"] == "grants")
+                .count();
+            is_get(case)
+                && path(case).starts_with("/api/admin/api-tokens")
+                && both_ok(case, ours)
+                && theirs.len() + ours_only == mine.len()
+                && !mine.iter().any(shows_secret)
+                && theirs
+                    .iter()
+                    .all(|t| mine.iter().any(|o| agrees_except(t, o, &["secret"])))
+        },
+    },
+    Divergence {
+        rule: "BEHAVIOUR.md §rule of thumb: a project's key listing shows the client and frontend keys of that project, never their secrets (Unleash shows an admin token every key, admin keys and keys of every project included, each with its secret)",
+        examples: &["projects/api-tokens"],
+        applies: |case, ours| {
+            let segments: Vec<&str> = path(case).split('/').collect();
+            let [_, "api", "admin", "projects", project, "api-tokens"] = segments.as_slice() else {
+                return false;
+            };
+            let (theirs, mine) = lists(case, ours, "tokens");
+            let own: Vec<&Value> = theirs
+                .iter()
+                .filter(|t| {
+                    t["type"] != "admin"
+                        && t["projects"]
+                            .as_array()
+                            .is_some_and(|p| p.iter().any(|p| p == project))
+                })
+                .collect();
+            is_get(case)
+                && both_ok(case, ours)
+                && own.len() == mine.len()
+                && !mine.iter().any(shows_secret)
+                && own
+                    .iter()
+                    .all(|t| mine.iter().any(|o| agrees_except(t, o, &["secret"])))
+        },
+    },
+    Divergence {
+        rule: "BEHAVIOUR.md §rule of thumb: a user's profile lists no email subscription, as this service sends no email (Unleash subscribes every user to its productivity report)",
+        examples: &["user/profile"],
+        applies: |case, ours| {
+            path(case) == "/api/admin/user/profile"
+                && both_ok(case, ours)
+                && ours.body.is_some_and(|body| {
+                    body["subscriptions"] == serde_json::json!([])
+                        && agrees_except(&case["response"]["body"], body, &["subscriptions"])
+                })
+        },
+    },
+    Divergence {
+        rule: "BEHAVIOUR.md §rule of thumb: the event search's events carry their `label` but no `summary` (Unleash's sentence for its UI, linking its own pages at its public URL, which this service does not know)",
+        examples: &["events/search-get"],
+        applies: |case, ours| {
+            let (mut theirs, mine) = lists(case, ours, "events");
+            for event in &mut theirs {
+                if let Some(event) = event.as_object_mut() {
+                    event.remove("summary");
+                }
+            }
+            is_get(case)
+                && path(case).starts_with("/api/admin/search/events")
+                && both_ok(case, ours)
+                && !mine.iter().any(|e| e.get("summary").is_some())
+                && agrees_except(
+                    &serde_json::json!({ "events": theirs }),
+                    &serde_json::json!({ "events": mine }),
+                    &[],
+                )
+        },
+    },
+    Divergence {
+        rule: "BEHAVIOUR.md §rule of thumb: the event log holds the events of the changes made through this service, so nobody stands for schema migrations among its creators (Unleash's migrations write events as `migration`, id 0)",
+        examples: &["events/creators"],
+        applies: |case, ours| {
+            let mut theirs = case["response"]["body"]
+                .as_array()
+                .cloned()
+                .unwrap_or_default();
+            theirs.retain(|c| c["id"] != 0 || c["name"] != "migration");
+            let mine = ours
+                .body
+                .and_then(Value::as_array)
+                .cloned()
+                .unwrap_or_default();
+            path(case) == "/api/admin/event-creators"
+                && both_ok(case, ours)
+                && theirs.len() == mine.len()
+                && agrees_except(&Value::Array(theirs), &Value::Array(mine), &[])
         },
     },
 ];

@@ -1,5 +1,6 @@
 //! Normalisation and comparison of recorded and replayed bodies, as the compatibility
-//! material's README says.
+//! material's README says; and the ids each server assigns to events and personal access
+//! tokens (see [`assigned_id`]), which neither side chooses.
 
 use std::collections::BTreeMap;
 
@@ -8,6 +9,19 @@ use serde_json::Value;
 /// Members whose ISO timestamps are replaced by `<timestamp>`.
 fn is_time_member(name: &str) -> bool {
     name.ends_with("At") || matches!(name, "lastSeen" | "started" | "date" | "seen" | "time")
+}
+
+/// What the `id` of an item of the list `member` becomes, for the lists whose ids the server
+/// assigns and neither side chooses: an event's id is its position in the server's log,
+/// which holds everything written on that server before (Unleash's own set-up and start-up
+/// events, ours); a personal access token's is a number counting every token made on an
+/// Unleash server, and here a number derived from the key's random id.
+fn assigned_id(member: &str) -> Option<&'static str> {
+    match member {
+        "events" => Some("<event id>"),
+        "pats" => Some("<token number>"),
+        _ => None,
+    }
 }
 
 /// Unleash's error names mapped to ours.
@@ -81,6 +95,11 @@ fn normalise_in(
         }
         Value::Array(items) => {
             for item in items {
+                if let Some(kind) = member.and_then(assigned_id)
+                    && let Some(id) = item.get_mut("id").filter(|id| id.is_i64())
+                {
+                    *id = Value::from(kind);
+                }
                 normalise_in(item, member, in_segments, captured);
             }
         }

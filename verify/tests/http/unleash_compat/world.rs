@@ -55,6 +55,7 @@ pub async fn world(admin: ToggleAdmin) -> (Router, Callers) {
         Project {
             id: "default".into(),
             name: "Default".into(),
+            description: Some("Default project".into()),
             environments: both.clone(),
             ..Default::default()
         },
@@ -79,29 +80,38 @@ pub async fn world(admin: ToggleAdmin) -> (Router, Callers) {
     ] {
         admin.create_project(&root, &project).await.unwrap();
     }
-    // Unleash's root Admin user is user 1, `admin`; the personal access token is its.
-    let user_key = async |name: &str, role: i64| {
-        let user = admin
-            .create_user(
-                &root,
-                &NewUser {
-                    username: Some(name.into()),
-                    root_role: Some(role),
-                    ..Default::default()
-                },
-            )
-            .await
-            .unwrap();
+    // Unleash's root Admin user is user 1, `admin` (a username, no email); the Viewer is user
+    // 2, made by the recorder with an email and a name. Each holds a personal access token
+    // `recorder` that expires in 30 days; `client` is a client token for default:development.
+    let month = chrono::Utc::now() + chrono::TimeDelta::days(30);
+    let user_key = async |user: NewUser| {
+        let user = admin.create_user(&root, &user).await.unwrap();
+        let access = KeyAccess::User { user_id: user.id };
         admin
-            .create_api_key(&root, name, KeyAccess::User { user_id: user.id })
+            .create_api_key_expiring(&root, "recorder", access, Some(month))
             .await
             .unwrap()
             .secret
     };
-    let pat = user_key("admin", 1).await;
-    let viewer = user_key("viewer", 3).await;
+    let pat = user_key(NewUser {
+        username: Some("admin".into()),
+        root_role: Some(1),
+        ..Default::default()
+    })
+    .await;
+    let viewer = user_key(NewUser {
+        email: Some("viewer@example.com".into()),
+        name: Some("Viewer".into()),
+        root_role: Some(3),
+        ..Default::default()
+    })
+    .await;
     let client = admin
-        .create_api_key(&root, "client", KeyAccess::Grants { grants: vec![] })
+        .create_api_key(
+            &root,
+            "recorder-client",
+            KeyAccess::client(vec!["default".into()], "development"),
+        )
         .await
         .unwrap()
         .secret;
