@@ -4,6 +4,10 @@
 //! projects and environment, read from one consistent view of the store. The document is
 //! built once per store revision and scope, then served from a cache with its ETag (a digest
 //! of the document itself, so it changes exactly when something the key can see changes).
+//! Commits this instance knows no document reads (usage metrics, registrations) keep the
+//! cached document; after any other, one request of the scope builds it again while the
+//! others wait, and an unchanged document stays the same shared one (so that the frontend
+//! API's engine compiled from it is not compiled again).
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::sync::{Arc, Mutex};

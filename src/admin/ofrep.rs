@@ -33,7 +33,9 @@
 //! * **Usage metrics.** Each flag evaluated counts once (yes or no, and its variant) for
 //!   the application (the context's `appName`, else the caller's) in the key's environment,
 //!   buffered as SDK reports are (`client_metrics.rs`); a bulk answer counts every flag it
-//!   lists.
+//!   lists, by the flag's place in the scope's document under one lock
+//!   (`evaluation_counts.rs`), so that counting costs a bulk answer little next to
+//!   evaluating.
 
 use std::borrow::Cow;
 use std::collections::HashMap;
