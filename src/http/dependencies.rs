@@ -96,7 +96,7 @@ async fn parent_variants(
     tag = "feature-config",
     params(super::openapi::ProjectPath),
     responses(
-        (status = 200, description = "Whether the project has dependencies.", body = bool),
+        (status = 200, description = "Whether the project has dependencies.", body = bool, content_type = "application/json"),
         super::openapi::Errors
     )
 )]
