@@ -14,9 +14,10 @@ use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::oneshot;
 
 /// The process-wide Prometheus recorder (there can be only one).
-/// Held by the tests that request `/health`, `/ready` or unmatched paths, whose requests the
-/// process-wide metrics count: the scrape test asserts exact counts of those, which a test
-/// running beside it would move (it once counted 8 `/health` requests for its 7).
+/// Held by every test that starts a server: the process-wide metrics count every request of
+/// every server, and the scrape test asserts exact counts, which a test running beside it
+/// would move (it once counted 8 `/health` requests for its 7, and once 12, beside the
+/// slow-client tests).
 static PROCESS_METRICS: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
 
 fn prometheus() -> PrometheusHandle {
@@ -228,6 +229,7 @@ async fn large_answers_are_gzipped_when_the_client_accepts_it() {
 /// served at once, and every slow connection is closed after the header-read timeout.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn slow_clients_are_closed_and_do_not_starve_the_others() {
+    let _metrics = PROCESS_METRICS.lock().await;
     const SLOW: usize = 300;
     let timeout = Duration::from_secs(2);
     let config = RouterConfig::new().header_read_timeout(timeout);
@@ -301,6 +303,7 @@ async fn slow_upload(addr: SocketAddr, key: &str) -> TcpStream {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn a_request_over_the_whole_request_timeout_is_answered_503() {
+    let _metrics = PROCESS_METRICS.lock().await;
     let admin = ToggleAdmin::new(MemoryStore::new());
     let key = admin.bootstrap_admin_key("admin").await.unwrap().secret;
     let config = RouterConfig::new()
@@ -339,6 +342,7 @@ async fn a_request_over_the_whole_request_timeout_is_answered_503() {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn a_body_sent_too_slowly_is_refused() {
+    let _metrics = PROCESS_METRICS.lock().await;
     let admin = ToggleAdmin::new(MemoryStore::new());
     let key = admin.bootstrap_admin_key("admin").await.unwrap().secret;
     let config = RouterConfig::new().body_read_timeout(Duration::from_secs(1));
@@ -373,6 +377,7 @@ async fn a_body_sent_too_slowly_is_refused() {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn shutdown_waits_for_requests_in_flight_at_most_the_deadline() {
+    let _metrics = PROCESS_METRICS.lock().await;
     let admin = ToggleAdmin::new(MemoryStore::new());
     let key = admin.bootstrap_admin_key("admin").await.unwrap().secret;
     let config = RouterConfig::new()
