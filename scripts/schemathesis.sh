@@ -3,7 +3,8 @@
 # the server (`toggle-admin serve`) on an in-memory store and a loopback port, every
 # operation with a bounded number of generated examples, and the checks not_a_server_error,
 # status_code_conformance, content_type_conformance and response_schema_conformance. Exits
-# non-zero when schemathesis finds anything.
+# non-zero when schemathesis finds anything. Switching maintenance mode on is left out: from
+# then on every write is a deliberate 503 (verify/tests/http/maintenance.rs tests it).
 #
 #   scripts/schemathesis.sh                 # 25 examples per operation
 #   MAX_EXAMPLES=100 scripts/schemathesis.sh
@@ -29,6 +30,7 @@ status=0
     --max-examples "$max_examples" \
     --header "Authorization: $key" \
     --seed "${SCHEMATHESIS_SEED:-1}" \
+    --exclude-name 'POST /api/admin/maintenance' \
     --no-color \
     || status=$?
 if [ "$status" -ne 0 ]; then
