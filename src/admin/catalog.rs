@@ -193,18 +193,7 @@ impl ToggleAdmin {
                     parameters: update.parameters.clone(),
                     ..current.clone()
                 };
-                if updated == current {
-                    return Ok(updated);
-                }
-                let value = encode(&key, &updated)?;
-                tx.put(key.clone(), value.clone()).record(
-                    "strategy-updated",
-                    None,
-                    None,
-                    None,
-                    Some(encode(&key, &current)?),
-                    Some(value),
-                );
+                tx.replace(&key, &current, &updated, "strategy-updated", None)?;
                 Ok(updated)
             })
         })
@@ -352,18 +341,7 @@ impl ToggleAdmin {
                 if let Some(color) = &tag_type.color {
                     updated.color.clone_from(color);
                 }
-                if updated == current {
-                    return Ok(());
-                }
-                let value = encode(&key, &updated)?;
-                tx.put(key.clone(), value.clone()).record(
-                    "tag-type-updated",
-                    None,
-                    None,
-                    None,
-                    Some(encode(&key, &current)?),
-                    Some(value),
-                );
+                tx.replace(&key, &current, &updated, "tag-type-updated", None)?;
                 Ok(())
             })
         })

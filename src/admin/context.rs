@@ -259,18 +259,7 @@ impl ToggleAdmin {
                     .ok_or_else(|| context_field_not_found(name))?;
                 let mut updated = current.clone();
                 edit(&mut updated)?;
-                if updated == current {
-                    return Ok(());
-                }
-                let value = encode(&key, &updated)?;
-                tx.put(key.clone(), value.clone()).record(
-                    "context-field-updated",
-                    None,
-                    None,
-                    None,
-                    Some(encode(&key, &current)?),
-                    Some(value),
-                );
+                tx.replace(&key, &current, &updated, "context-field-updated", None)?;
                 Ok(())
             })
         })

@@ -140,6 +140,34 @@ impl<'s> Tx<'s> {
         self
     }
 
+    /// Replace `current`, the record read at `key`, by `updated`, with an `event_type` event
+    /// carrying both (Unleash's `preData` and `data`) in `project`; or write nothing when
+    /// they are equal, so that an edit that changes nothing leaves no event and moves no
+    /// revision. Whether it wrote.
+    pub(crate) fn replace<T: serde::Serialize + PartialEq>(
+        &mut self,
+        key: &Key,
+        current: &T,
+        updated: &T,
+        event_type: &str,
+        project: Option<&str>,
+    ) -> Result<bool> {
+        if updated == current {
+            return Ok(false);
+        }
+        let before = super::records::encode(key, current)?;
+        let value = super::records::encode(key, updated)?;
+        self.put(key.clone(), value.clone()).record(
+            event_type,
+            project,
+            None,
+            None,
+            Some(before),
+            Some(value),
+        );
+        Ok(true)
+    }
+
     /// Delete the record at `key`.
     pub(crate) fn delete(&mut self, key: Key) -> &mut Self {
         self.changes.delete(key);

@@ -135,18 +135,7 @@ impl ToggleAdmin {
                     created_at: current.created_at,
                     created_by: current.created_by.clone(),
                 };
-                if updated == current {
-                    return Ok(());
-                }
-                let value = encode(&key, &updated)?;
-                tx.put(key.clone(), value.clone()).record(
-                    "segment-updated",
-                    updated.project.as_deref(),
-                    None,
-                    None,
-                    Some(encode(&key, &current)?),
-                    Some(value),
-                );
+                tx.replace(&key, &current, &updated, "segment-updated", updated.project.as_deref())?;
                 Ok(())
             })
         })
