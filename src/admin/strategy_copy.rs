@@ -97,9 +97,11 @@ impl ToggleAdmin {
                 }
                 let mut target: FeatureEnvironmentRecord =
                     decode_opt(&to[3], target_records[3].as_ref())?.unwrap_or_default();
-                let catalogue =
-                    Catalogue::read(tx.reader(), decode_opt(&from[0], source_records[0].as_ref())?)
-                        .await?;
+                let catalogue = Catalogue::read(
+                    tx.reader(),
+                    decode_opt(&from[0], source_records[0].as_ref())?,
+                )
+                .await?;
                 let copies = copies(
                     &catalogue,
                     &source.strategies,
@@ -164,7 +166,9 @@ fn copies(
     }
     if !problems.is_empty() {
         return Err(Error::validation(
-            format!("Nothing was copied: some strategies of \"{feature}\" cannot be added to \"{to}\"."),
+            format!(
+                "Nothing was copied: some strategies of \"{feature}\" cannot be added to \"{to}\"."
+            ),
             problems,
         ));
     }
