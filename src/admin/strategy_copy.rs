@@ -26,8 +26,9 @@ impl ToggleAdmin {
     /// * 404 as [`strategies`](Self::strategies) gives for either environment (the source's
     ///   first): a missing project, a feature not in the project, a missing environment or
     ///   one the project does not have.
-    /// * 400 at `to` when `to_environment` is `from_environment`: copying a list onto
-    ///   itself would only double every strategy, which no one asking to copy means.
+    /// * 400 at `to` when `to_environment` is `from_environment`, decided after the
+    ///   permission and before anything is read: copying a list onto itself would only
+    ///   double every strategy, which no one asking for a copy means.
     /// * 400 at `featureName` when the feature is archived (as
     ///   [`add_strategy`](Self::add_strategy)).
     /// * 400 at `to` when the target would hold more than 30 strategies, naming how many it
@@ -176,4 +177,84 @@ fn copies(
         insert_in_order(&mut target.strategies, copy.clone());
     }
     Ok(copies)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{Catalogue, FeatureEnvironmentRecord, FeatureStrategy, copies};
+
+    fn named(name: &str) -> FeatureStrategy {
+        FeatureStrategy {
+            id: Some(format!("{name}-id")),
+            name: name.to_owned(),
+            sort_order: Some(0),
+            ..FeatureStrategy::default()
+        }
+    }
+
+    /// A catalogue knowing `definitions` and nothing else.
+    fn catalogue(definitions: &[&str]) -> Catalogue {
+        Catalogue {
+            definitions: definitions
+                .iter()
+                .map(|name| ((*name).to_owned(), Default::default()))
+                .collect(),
+            fields: Default::default(),
+            segments: Vec::new(),
+            project: None,
+        }
+    }
+
+    #[test]
+    fn every_copy_that_fails_its_checks_is_named_and_the_target_is_left_as_it_was() {
+        // Stored strategies of kinds the catalogue no longer knows (data of an older version).
+        let source = [named("default"), named("gone"), named("lost")];
+        let mut target = FeatureEnvironmentRecord {
+            strategies: vec![named("default")],
+            ..Default::default()
+        };
+        let before = target.clone();
+        let error = copies(
+            &catalogue(&["default"]),
+            &source,
+            &mut target,
+            ("p", "f", "development"),
+        )
+        .unwrap_err();
+        assert_eq!(error.status(), 400);
+        assert!(error.to_string().contains("Nothing was copied"), "{error}");
+        let paths: Vec<_> = error
+            .details()
+            .iter()
+            .map(|d| d.path.clone().unwrap_or_default())
+            .collect();
+        assert_eq!(paths, ["strategies[1].name", "strategies[2].name"]);
+        assert_eq!(target, before);
+    }
+
+    #[test]
+    fn copies_follow_the_highest_sort_order_even_at_the_end_of_the_range() {
+        let source = [named("default"), named("default")];
+        let mut last = named("default");
+        last.sort_order = Some(i64::MAX - 1);
+        let mut target = FeatureEnvironmentRecord {
+            strategies: vec![last],
+            ..Default::default()
+        };
+        let copied = copies(
+            &catalogue(&["default"]),
+            &source,
+            &mut target,
+            ("p", "f", "development"),
+        )
+        .unwrap();
+        let orders: Vec<_> = copied.iter().map(|c| c.sort_order).collect();
+        assert_eq!(orders, [Some(i64::MAX), Some(i64::MAX)]);
+        assert_eq!(target.strategies.len(), 3);
+        assert_eq!(
+            target.strategies[1..],
+            copied[..],
+            "after the target's, in order"
+        );
+    }
 }
