@@ -8,7 +8,7 @@ use serde_json::{Map, Value};
 
 use super::reader::Reader;
 use super::records::{
-    FeatureEnvironmentRecord, decode_opt, encode, feature_environment_found,
+    FeatureEnvironmentRecord, decode_opt, encode, feature_archived, feature_environment_found,
     feature_environment_keys,
 };
 use super::strategy_checks::{Catalogue, checked_strategy};
@@ -20,7 +20,7 @@ use crate::model::Permission;
 use crate::model::{FeatureStrategy, StrategySortOrder};
 
 /// The most strategies a feature may have in one environment (Unleash's default limit).
-const MAX_STRATEGIES: usize = 30;
+pub(super) const MAX_STRATEGIES: usize = 30;
 
 /// An event a change asks for: type, before, after.
 type Change = (&'static str, Option<Json>, Option<Json>);
@@ -99,7 +99,7 @@ impl ToggleAdmin {
         let check = Need::environment(Permission::CreateFeatureStrategy, project, environment);
         let id = uuid::Uuid::new_v4().to_string();
         self.change_feature_environment(caller, &[check], project, feature, environment, |fe: &mut FeatureEnvironmentRecord, catalogue: &Catalogue| {
-            let mut added = checked_strategy(catalogue, raw, project, feature)?;
+            let mut added = checked_strategy(catalogue, raw, "", project, feature)?;
             if fe.strategies.len() >= MAX_STRATEGIES {
                 return Err(Error::invalid_at("", format!("Failed to create strategy: \"{feature}\" has {MAX_STRATEGIES} strategies in \"{environment}\" already.")));
             }
@@ -160,7 +160,7 @@ impl ToggleAdmin {
                     .position(|s| s.id.as_deref() == Some(id))
                     .ok_or_else(|| strategy_not_found(id))?;
                 let merged = merged_update(&fe.strategies[at], update)?;
-                let mut updated = checked_strategy(catalogue, &merged, project, feature)?;
+                let mut updated = checked_strategy(catalogue, &merged, "", project, feature)?;
                 let slot = &mut fe.strategies[at];
                 updated.id = slot.id.clone();
                 updated.sort_order = slot.sort_order;
@@ -473,26 +473,13 @@ impl ToggleAdmin {
         self.change("change_feature_environment", permit, |tx| {
             Box::pin(async move {
                 let keys = feature_environment_keys(project, feature, environment);
-                let (_, definitions) = tx.reader().strategy_definition_map().await?;
-                let (_, fields) = tx.reader().context_field_map().await?;
-                let (_, segments) = tx.reader().segment_list().await?;
                 let records = tx.read(&keys).await?;
-                let catalogue = Catalogue {
-                    definitions,
-                    fields,
-                    segments,
-                    project: decode_opt(&keys[0], records[0].as_ref())?,
-                };
-                let archived =
-                    feature_environment_found(project, feature, environment, &keys, &records)?;
-                if archived {
-                    return Err(Error::invalid_at(
-                        "featureName",
-                        format!(
-                            "The feature \"{feature}\" is archived; archived features cannot be changed."
-                        ),
-                    ));
+                if feature_environment_found(project, feature, environment, &keys, &records)? {
+                    return Err(feature_archived(feature));
                 }
+                let catalogue =
+                    Catalogue::read(tx.reader(), decode_opt(&keys[0], records[0].as_ref())?)
+                        .await?;
                 let mut fe: FeatureEnvironmentRecord =
                     decode_opt(&keys[3], records[3].as_ref())?.unwrap_or_default();
                 let (result, events) = decide(&mut fe, &catalogue)?;
@@ -517,7 +504,7 @@ impl ToggleAdmin {
 }
 
 /// One more than the highest sort order there, 0 when there is none (Unleash's default).
-fn next_sort_order(strategies: &[FeatureStrategy]) -> i64 {
+pub(super) fn next_sort_order(strategies: &[FeatureStrategy]) -> i64 {
     strategies
         .iter()
         .filter_map(|s| s.sort_order)
@@ -527,7 +514,7 @@ fn next_sort_order(strategies: &[FeatureStrategy]) -> i64 {
 
 /// Insert `strategy` after every strategy whose sort order is not greater: the list stays in
 /// sort order, equal ones in order of creation (Unleash orders by `sort_order, created_at`).
-fn insert_in_order(strategies: &mut Vec<FeatureStrategy>, strategy: FeatureStrategy) {
+pub(super) fn insert_in_order(strategies: &mut Vec<FeatureStrategy>, strategy: FeatureStrategy) {
     let order = strategy.sort_order.unwrap_or(0);
     let at = strategies
         .iter()
@@ -563,7 +550,8 @@ fn merged_update(stored: &FeatureStrategy, update: &Map<String, Value>) -> Resul
     Ok(Value::Object(merged))
 }
 
-fn strategy_value(strategy: &FeatureStrategy) -> Result<Value> {
+/// `strategy` as the JSON a strategy is checked in.
+pub(super) fn strategy_value(strategy: &FeatureStrategy) -> Result<Value> {
     serde_json::to_value(strategy)
         .map_err(|e| Error::invalid_at("", format!("the strategy cannot be encoded: {e}")))
 }

@@ -56,6 +56,7 @@ pub(crate) mod records;
 mod segments;
 mod stored_text;
 mod strategy_checks;
+mod strategy_copy;
 mod streaming;
 mod tags;
 mod user_access;

@@ -200,18 +200,10 @@ impl ToggleAdmin {
                         "The environment \"{environment}\" is not enabled for project \"{project}\"."
                     )));
                 }
-                let (_, definitions) = tx.reader().strategy_definition_map().await?;
-                let (_, fields) = tx.reader().context_field_map().await?;
-                let (_, segments) = tx.reader().segment_list().await?;
-                let catalogue = Catalogue {
-                    definitions,
-                    fields,
-                    segments,
-                    project: None,
-                };
+                let catalogue = Catalogue::read(tx.reader(), None).await?;
                 // Checked for no feature: a defaulted groupId is left empty, to become each
                 // feature's name when the strategy is used.
-                let mut strategy = checked_strategy(&catalogue, raw, project, "")?;
+                let mut strategy = checked_strategy(&catalogue, raw, "", project, "")?;
                 strategy.feature_name = None;
                 strategy.id = None;
                 let previous = current

@@ -2,19 +2,18 @@
 //! step), move one up or down, and copy them all to another environment.
 
 use axum::extract::{Path, State};
-use axum::http::StatusCode;
 use axum::http::request::Parts;
 use axum::response::Response;
 use maud::html;
 
 use super::feature_environments::Target;
 use super::fields::Fields;
-use super::layout::{self, Page, seg};
+use super::layout::{self, seg};
 use super::session::Signed;
 use super::{Ui, rollout};
 use crate::admin::Need;
 use crate::error::Error;
-use crate::model::{FeatureStrategy, Permission, StrategySortOrder};
+use crate::model::{Permission, StrategySortOrder};
 
 /// `GET …/strategies/{id}/remove`: the confirmation.
 pub(crate) async fn confirm_remove(
@@ -183,12 +182,11 @@ pub(crate) async fn move_strategy(
     }
 }
 
-/// `POST …/environments/{environment}/copy`: add each of this environment's strategies to
-/// the environment `to`, in order, as new strategies there.
-///
-/// The facade has no operation that copies them in one commit, so they are added one at a
-/// time: if one is refused (a permission, the limit of strategies), those before it stay
-/// and the page says how many were copied and why the rest were not.
+/// `POST …/environments/{environment}/copy`: copy this environment's strategies to the
+/// environment `to`, in order, as new strategies after those there
+/// ([`copy_strategies`](crate::ToggleAdmin::copy_strategies)): all of them in one commit, so a
+/// refusal (a permission, the limit of strategies, an archived feature) shows the error and
+/// copies none.
 pub(crate) async fn copy(
     State(ui): State<Ui>,
     signed: Signed,
@@ -200,57 +198,35 @@ pub(crate) async fn copy(
         return refused;
     }
     let target = Target::of(path);
-    let to = fields.get("to").unwrap_or_default().to_owned();
-    let caller = signed.caller();
-    let source = match ui
+    let Some(to) = fields.get("to").filter(|to| !to.is_empty()) else {
+        let error = Error::invalid_at("to", "choose the environment to copy the strategies to");
+        return layout::error(&ui, &signed, &error);
+    };
+    match ui
         .admin
-        .strategies(
-            caller,
+        .copy_strategies(
+            signed.caller(),
             &target.project,
             &target.feature,
             &target.environment,
+            to,
         )
         .await
     {
-        Ok(s) => s,
-        Err(error) => return layout::error(&ui, &signed, &error),
-    };
-    for (copied, strategy) in source.iter().enumerate() {
-        let copy = FeatureStrategy {
-            id: None,
-            sort_order: None,
-            feature_name: None,
-            ..strategy.clone()
-        };
-        if let Err(error) = ui
-            .admin
-            .add_strategy(caller, &target.project, &target.feature, &to, &copy)
-            .await
-        {
-            if copied == 0 {
-                return layout::error(&ui, &signed, &error);
-            }
-            let status = StatusCode::from_u16(error.status()).unwrap_or(StatusCode::BAD_REQUEST);
-            let body = html! {
-                div.error role="alert" {
-                    p { "Copied " (copied) " of " (source.len()) " strategies to " (to) "; the next was refused: " (error) }
-                    p { "The strategies copied stay in " (to) "." }
-                }
-                p { a href=(ui.url(&target.feature_path())) { "Back to " (target.feature) } }
-            };
-            let page = Page::new("Copy stopped", body);
-            return layout::render(&ui, Some(&signed), &page, status);
-        }
-    }
-    layout::done(
-        &ui,
-        &signed,
-        format!(
-            "Copied {} strategies of {} from {} to {to}.",
-            source.len(),
-            target.feature,
-            target.environment
+        Ok(copies) => layout::done(
+            &ui,
+            &signed,
+            format!(
+                "Copied {} of {} from {} to {to}.",
+                match copies.len() {
+                    1 => "1 strategy".to_owned(),
+                    n => format!("{n} strategies"),
+                },
+                target.feature,
+                target.environment
+            ),
+            &format!("{}#env-{to}", target.feature_path()),
         ),
-        &format!("{}#env-{to}", target.feature_path()),
-    )
+        Err(error) => layout::error(&ui, &signed, &error),
+    }
 }

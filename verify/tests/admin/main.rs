@@ -13,3 +13,4 @@ mod keys;
 mod model_fixtures;
 mod patch_variants;
 mod robustness_regressions;
+mod strategy_copy;

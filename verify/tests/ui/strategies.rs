@@ -1,7 +1,7 @@
 //! Strategies per environment through the page: add (with constraints, a segment and
 //! strategy variants), the refusals shown next to their fields (a rollout of 150 %, an empty
-//! constraint value), edit, move, remove, copy to another environment, and the rollout's
-//! one-line summary.
+//! constraint value), edit, move, remove, copy to another environment (all or, refused,
+//! nothing), and the rollout's one-line summary.
 
 use axum::http::{StatusCode, header};
 use serde_json::{Value, json};
@@ -365,6 +365,18 @@ async fn a_strategy_is_edited_moved_copied_and_removed() {
     assert_eq!(copied[0]["name"], "userWithId");
     assert_eq!(copied[1]["segments"], json!([seeded.segment]));
     assert_ne!(copied[0]["id"], json!(second));
+    assert_eq!(
+        page.header(header::LOCATION),
+        format!("{FEATURE}#env-development")
+    );
+    let shown = t.get(FEATURE, Some(&cookie)).await;
+    assert!(
+        shown
+            .body
+            .contains("Copied 2 strategies of checkout from production to development."),
+        "{}",
+        shown.body
+    );
 
     // Removed after its confirmation step.
     let confirm = t
@@ -410,4 +422,102 @@ async fn the_environments_summaries_say_who_gets_the_feature() {
         "{}",
         page.body
     );
+}
+
+#[tokio::test]
+async fn a_copy_over_the_limit_is_refused_whole_with_the_reason_and_changes_nothing() {
+    let t = setup().await;
+    seed(&t).await;
+    let cookie = t.sign_in(&t.secret).await;
+    // production holds 2 strategies, development 29: 31 would be over the limit of 30.
+    t.admin
+        .add_strategy_json(
+            &t.caller,
+            "shop",
+            "checkout",
+            "production",
+            &json!({"name": "default"}),
+        )
+        .await
+        .unwrap();
+    for n in 0..29 {
+        t.admin
+            .add_strategy_json(
+                &t.caller,
+                "shop",
+                "checkout",
+                "development",
+                &json!({"name": "flexibleRollout", "parameters": {"rollout": n.to_string()}}),
+            )
+            .await
+            .unwrap();
+    }
+    let target = strategies(&t, "development").await;
+    let revision = t.admin.store().revision().await.unwrap();
+    let events = t.event_count().await;
+
+    let page = t
+        .submit(
+            &cookie,
+            FEATURE,
+            &format!("{FEATURE}/environments/production/copy"),
+            &[("to", "development")],
+        )
+        .await;
+
+    assert_eq!(page.status, StatusCode::BAD_REQUEST, "{}", page.body);
+    assert!(
+        page.body.contains("role=\"alert\""),
+        "the reason is announced: {}",
+        page.body
+    );
+    assert!(
+        page.body.contains("Nothing was copied")
+            && page.body.contains("29 strategies")
+            && page.body.contains("2 more")
+            && page.body.contains("31"),
+        "{}",
+        page.body
+    );
+    assert!(!page.body.contains("Copy stopped"), "{}", page.body);
+    assert_eq!(strategies(&t, "development").await, target);
+    assert_eq!(t.admin.store().revision().await.unwrap(), revision);
+    assert_eq!(t.event_count().await, events);
+}
+
+#[tokio::test]
+async fn a_copy_of_an_archived_feature_or_onto_itself_is_refused() {
+    let t = setup().await;
+    seed(&t).await;
+    let cookie = t.sign_in(&t.secret).await;
+    let revision = t.admin.store().revision().await.unwrap();
+    let token = t.get(FEATURE, Some(&cookie)).await.csrf();
+    for (path, to, reason) in [
+        (
+            "/admin/projects/shop/features/old-flag/environments/production/copy",
+            "development",
+            "archived features cannot be changed",
+        ),
+        (
+            "/admin/projects/shop/features/checkout/environments/production/copy",
+            "production",
+            "another environment",
+        ),
+        (
+            "/admin/projects/shop/features/checkout/environments/production/copy",
+            "",
+            "choose the environment",
+        ),
+    ] {
+        let page = t
+            .post(path, Some(&cookie), &[("csrf", &token), ("to", to)])
+            .await;
+        assert_eq!(page.status, StatusCode::BAD_REQUEST, "{to}: {}", page.body);
+        assert!(
+            page.body.contains("role=\"alert\"") && page.body.contains(reason),
+            "{to}: {}",
+            page.body
+        );
+    }
+    assert_eq!(t.admin.store().revision().await.unwrap(), revision);
 }
