@@ -486,12 +486,7 @@ impl ToggleAdmin {
                 let archived =
                     feature_environment_found(project, feature, environment, &keys, &records)?;
                 if archived {
-                    return Err(Error::invalid_at(
-                        "featureName",
-                        format!(
-                            "The feature \"{feature}\" is archived; archived features cannot be changed."
-                        ),
-                    ));
+                    return Err(super::records::feature_archived(feature));
                 }
                 let mut fe: FeatureEnvironmentRecord =
                     decode_opt(&keys[3], records[3].as_ref())?.unwrap_or_default();

@@ -57,6 +57,14 @@ pub(crate) fn feature_not_found(feature: &str, project: &str) -> Error {
     ))
 }
 
+/// The 400 of a change to the feature environments of an archived feature.
+pub(crate) fn feature_archived(feature: &str) -> Error {
+    Error::invalid_at(
+        "featureName",
+        format!("The feature \"{feature}\" is archived; archived features cannot be changed."),
+    )
+}
+
 /// The keys of the records a feature environment's operations read, in the order of its
 /// 404s: the project, the feature, the environment, and the feature environment itself.
 pub(crate) fn feature_environment_keys(
