@@ -110,7 +110,8 @@ impl ToggleAdmin {
     ///
     /// One `feature-environment-variants-updated` event per environment whose list changed,
     /// with that environment's old list (Unleash writes one `feature-variants-updated` event
-    /// with the old list of one environment); a list already there writes nothing.
+    /// with the old list of one environment); a list already there writes nothing, and so
+    /// does a project without environments (the list is still checked and answered).
     pub async fn set_feature_variants<'a>(
         &self,
         authority: impl Into<Authority<'a>>,
