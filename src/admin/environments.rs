@@ -21,6 +21,11 @@ pub(super) fn sort_order(environment: &Environment) -> i64 {
     environment.sort_order.unwrap_or(DEFAULT_SORT_ORDER)
 }
 
+/// Put `environments` in their order: by sort order, then by name.
+pub(super) fn sort_environments(environments: &mut [Environment]) {
+    environments.sort_by(|a, b| (sort_order(a), &a.name).cmp(&(sort_order(b), &b.name)));
+}
+
 /// Whether the environment `name` is protected: `default`, as Unleash's built-in
 /// environment of that name (which Unleash will not update or delete). Environments are never
 /// updated or deleted through this crate's API, so the flag only tells clients which one it
@@ -151,7 +156,7 @@ impl ToggleAdmin {
             .iter()
             .map(|(id, record)| decode(&environment_key(id), &record.value))
             .collect::<Result<Vec<Environment>>>()?;
-        environments.sort_by(|a, b| (sort_order(a), &a.name).cmp(&(sort_order(b), &b.name)));
+        sort_environments(&mut environments);
         Ok(environments)
     }
 

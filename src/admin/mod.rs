@@ -31,6 +31,7 @@ mod feature_links;
 mod feature_list;
 mod feature_search;
 mod feature_types;
+mod feature_variants;
 mod features;
 mod flow;
 #[cfg(feature = "frontend")]

@@ -3,7 +3,7 @@
 
 use serde_json::Value;
 
-use super::environments::{is_protected, sort_order};
+use super::environments::{is_protected, sort_environments, sort_order};
 use super::reader::Reader;
 use super::records::{
     FeatureEnvironmentRecord, FeatureRecord, decode_opt, encode, environment_key,
@@ -43,7 +43,7 @@ impl ToggleAdmin {
         let (_, mut environments) = reader
             .list_decoded::<Environment>(Collection::Environments)
             .await?;
-        environments.sort_by(|a, b| (sort_order(a), &a.name).cmp(&(sort_order(b), &b.name)));
+        sort_environments(&mut environments);
         let (_, keys) = reader
             .list_decoded::<ApiKeyInfo>(Collection::ApiKeys)
             .await?;

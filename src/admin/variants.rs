@@ -20,7 +20,7 @@ use crate::model::{FeatureVariants, Json, Variant};
 use crate::store::{ChangeSet, Key, StoreError};
 
 /// The version of the feature-variants schema, sent as `version` (not a revision).
-const VARIANTS_SCHEMA_VERSION: u32 = 1;
+pub(super) const VARIANTS_SCHEMA_VERSION: u32 = 1;
 
 impl ToggleAdmin {
     /// Apply a JSON Patch (RFC 6902) to the variants of `feature` in `environment`, and return
@@ -460,12 +460,7 @@ impl ToggleAdmin {
             let target =
                 read_target(Reader::View(view.as_ref()), project, feature, environment).await?;
             if target.archived {
-                return Err(Error::invalid_at(
-                    "featureName",
-                    format!(
-                        "The feature \"{feature}\" is archived; archived features cannot be changed."
-                    ),
-                ));
+                return Err(super::records::feature_archived(feature));
             }
             let stored = target.stored()?;
             let old_list = stored.variants();

@@ -17,25 +17,21 @@ impl ToggleAdmin {
     ///
     /// [`set_variants_on_environments`]: Self::set_variants_on_environments
     pub async fn permit_variants_batch(&self, caller: &Caller, project: &str) -> Result<Permit> {
+        let environments = self.environments_of(project).await?;
+        self.permit_any(caller, &variants_needs_in(project, &environments))
+            .await
+    }
+
+    /// The environments `project` has, as its record lists them (none when it does not
+    /// exist).
+    pub(super) async fn environments_of(&self, project: &str) -> Result<Vec<String>> {
         let key = project_key(project);
         let [record] = self.reader().read(std::array::from_ref(&key)).await?;
-        let environments = super::records::decode_opt::<Project>(&key, record.as_ref())?
-            .map(|p| p.environments)
-            .unwrap_or_default();
-        let needs: Vec<Need<'_>> = if environments.is_empty() {
-            vec![Need::project(
-                Permission::UpdateFeatureEnvironmentVariants,
-                project,
-            )]
-        } else {
-            environments
-                .iter()
-                .map(|e| {
-                    Need::environment(Permission::UpdateFeatureEnvironmentVariants, project, e)
-                })
-                .collect()
-        };
-        self.permit_any(caller, &needs).await
+        Ok(
+            super::records::decode_opt::<Project>(&key, record.as_ref())?
+                .map(|p| p.environments)
+                .unwrap_or_default(),
+        )
     }
 
     /// Give `feature` of `project` the variants `body.variants` in each environment of
@@ -103,7 +99,9 @@ impl ToggleAdmin {
                     })
                     .collect();
                 tx.require(caller, &needs).await?;
-                let [p, f] = tx.read(&[project_key(project), feature_key(feature)]).await?;
+                let [p, f] = tx
+                    .read(&[project_key(project), feature_key(feature)])
+                    .await?;
                 if p.is_none() {
                     return Err(project_not_found(project));
                 }
@@ -111,22 +109,15 @@ impl ToggleAdmin {
                     super::records::decode_opt(&feature_key(feature), f.as_ref())?;
                 let flag = super::records::check_feature(project, feature, true, flag)?;
                 if flag.archived {
-                    return Err(Error::invalid_at(
-                        "featureName",
-                        format!(
-                            "The feature \"{feature}\" is archived; archived features cannot be changed."
-                        ),
-                    ));
+                    return Err(super::records::feature_archived(feature));
                 }
                 let mut problems = problems.clone();
                 let mut targets: Vec<(&str, Target)> = Vec::new();
                 for (index, environment) in environments {
                     match read_target(tx.reader(), project, feature, environment).await {
                         Ok(target) => targets.push((*environment, target)),
-                        Err(Error::NotFound { message, .. }) => problems.push(ErrorDetail::at(
-                            format!("/environments/{index}"),
-                            message,
-                        )),
+                        Err(Error::NotFound { message, .. }) => problems
+                            .push(ErrorDetail::at(format!("/environments/{index}"), message)),
                         Err(other) => return Err(other),
                     }
                 }
@@ -161,6 +152,20 @@ impl ToggleAdmin {
             variants: variants.unwrap_or_default(),
         })
     }
+}
+
+/// `UPDATE_FEATURE_ENVIRONMENT_VARIANTS` in each of `environments` of `project`; in the
+/// project itself when there are none (a project without environments, or none at all), so
+/// that only who may change variants there learns that it does not exist.
+pub(super) fn variants_needs_in<'a>(project: &'a str, environments: &'a [String]) -> Vec<Need<'a>> {
+    let permission = Permission::UpdateFeatureEnvironmentVariants;
+    if environments.is_empty() {
+        return vec![Need::project(permission, project)];
+    }
+    environments
+        .iter()
+        .map(|e| Need::environment(permission, project, e))
+        .collect()
 }
 
 /// The 400 of a batch: every problem listed; nothing changed.

@@ -1,6 +1,7 @@
 //! `…/features/{featureName}/environments/{environment}/variants`: PATCH (the first operation
-//! of the specification), PUT and GET; and `…/features/{featureName}/variants-batch`, the same
-//! variants for several environments.
+//! of the specification), PUT and GET; `…/features/{featureName}/variants-batch`, the same
+//! variants for several environments; and `…/features/{featureName}/variants`, Unleash
+//! 6.10.1's feature-level GET, PATCH and PUT over every environment of the feature.
 
 use axum::extract::State;
 
@@ -18,6 +19,83 @@ pub(crate) fn routes() -> OpenApiRouter<ToggleAdmin> {
     OpenApiRouter::new()
         .routes(routes!(read, patch, replace))
         .routes(routes!(replace_on_environments))
+        .routes(routes!(read_feature, patch_feature, replace_feature))
+}
+
+/// 200 `{"version":1,"variants":[…]}`: the list of the first of the project's environments.
+#[utoipa::path(
+    get,
+    path = "/api/admin/projects/{projectId}/features/{featureName}/variants",
+    tag = "variants",
+    params(super::openapi::FeaturePath),
+    responses(
+        (status = 200, description = "The feature's variants: those of the first of its project's environments in sort order.", body = FeatureVariants),
+        super::openapi::Errors
+    )
+)]
+async fn read_feature(
+    State(admin): State<ToggleAdmin>,
+    Authenticated(caller): Authenticated,
+    Params((project, feature)): Params<(String, String)>,
+) -> HttpResult<Json<FeatureVariants>> {
+    Ok(Json::ok(
+        admin.feature_variants(&caller, &project, &feature).await?,
+    ))
+}
+
+/// 200 `{"version":1,"variants":[…]}`: the patch applied to every environment's own list, in
+/// one commit; the answer is the first environment's result.
+#[utoipa::path(
+    patch,
+    path = "/api/admin/projects/{projectId}/features/{featureName}/variants",
+    tag = "variants",
+    params(super::openapi::FeaturePath),
+    request_body(description = "A JSON Patch (RFC 6902), applied to the variant array of each of the feature's environments.", content((Vec<crate::model::PatchOperation> = "application/json"), (Vec<crate::model::PatchOperation> = "application/json-patch+json"))),
+    responses(
+        (status = 200, description = "The variants of the first environment after the patch.", body = FeatureVariants),
+        super::openapi::BodyErrors
+    )
+)]
+async fn patch_feature(
+    State(admin): State<ToggleAdmin>,
+    Authenticated(caller): Authenticated,
+    Params((project, feature)): Params<(String, String)>,
+    body: LaterBody,
+) -> HttpResult<Json<FeatureVariants>> {
+    let permit = admin.permit_feature_variants(&caller, &project).await?;
+    let patch = crate::variants::decode_patch(&body.patch().await?)?;
+    Ok(Json::ok(
+        admin
+            .patch_feature_variants(permit, &project, &feature, &patch)
+            .await?,
+    ))
+}
+
+/// 200 `{"version":1,"variants":[…]}`: the list as written to every environment.
+#[utoipa::path(
+    put,
+    path = "/api/admin/projects/{projectId}/features/{featureName}/variants",
+    tag = "variants",
+    params(super::openapi::FeaturePath),
+    request_body(content = Vec<crate::model::Variant>, description = "The new variants of every environment of the feature.", content_type = "application/json"),
+    responses(
+        (status = 200, description = "The variants written.", body = FeatureVariants),
+        super::openapi::BodyErrors
+    )
+)]
+async fn replace_feature(
+    State(admin): State<ToggleAdmin>,
+    Authenticated(caller): Authenticated,
+    Params((project, feature)): Params<(String, String)>,
+    body: LaterBody,
+) -> HttpResult<Json<FeatureVariants>> {
+    let permit = admin.permit_feature_variants(&caller, &project).await?;
+    let body = body.value().await?;
+    Ok(Json::ok(
+        admin
+            .set_feature_variants_json(permit, &project, &feature, &body)
+            .await?,
+    ))
 }
 
 /// 200 `{"version":1,"variants":[…]}`: the variants as written to every environment named.

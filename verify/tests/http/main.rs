@@ -48,6 +48,7 @@ mod embed;
 mod env_variants;
 mod events_search;
 mod feature_ops;
+mod feature_variants;
 mod frontend;
 mod hostile;
 mod import;
