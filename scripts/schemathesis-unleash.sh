@@ -2,9 +2,10 @@
 # Contract-test the HTTP adapter against Unleash's own OpenAPI document (Unleash 6.10.1, as
 # served at /docs/openapi.json; kept in tests/fixtures/unleash-compat/) with schemathesis:
 # only the operations of the four admin operations and their supporting reads (variants
-# GET/PUT/PATCH, features-batch import/validate/export, metrics/applications/{appName}
-# GET/POST/DELETE), path parameters pinned to a seeded project, feature, environment and
-# application so that generated bodies reach the real logic (scripts/schemathesis-unleash.toml).
+# GET/PUT/PATCH in one environment and in every environment of a feature, features-batch
+# import/validate/export, metrics/applications/{appName} GET/POST/DELETE), path parameters
+# pinned to a seeded project, feature, environment and application so that generated bodies
+# reach the real logic (scripts/schemathesis-unleash.toml).
 # Checks: not_a_server_error, content_type_conformance, response_schema_conformance, and
 # unleash_status_conformance (status_code_conformance, except that 405, 413 and 415 are
 # allowed where Unleash does not document them). The document is used with the errata of
@@ -55,6 +56,9 @@ PYTHONPATH=scripts SCHEMATHESIS_HOOKS=unleash_contract \
     --include-operation-id getEnvironmentFeatureVariants \
     --include-operation-id patchEnvironmentsFeatureVariants \
     --include-operation-id overwriteEnvironmentFeatureVariants \
+    --include-operation-id getFeatureVariants \
+    --include-operation-id patchFeatureVariants \
+    --include-operation-id overwriteFeatureVariants \
     --include-operation-id importToggles \
     --include-operation-id validateImport \
     --include-operation-id exportFeatures \
