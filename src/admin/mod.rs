@@ -47,6 +47,8 @@ mod permit;
 mod playground;
 #[cfg(feature = "frontend")]
 mod playground_explain;
+#[cfg(feature = "frontend")]
+mod playground_page;
 mod profile;
 mod project_environments;
 mod project_keys;

@@ -14,7 +14,7 @@
 use std::collections::BTreeMap;
 
 use serde_json::{Map, Value};
-use unleash_types::client_features::Context;
+use unleash_types::client_features::{ClientFeature, Context};
 
 use super::client_scope::Scope;
 use super::frontend::Evaluator;
@@ -163,7 +163,7 @@ impl ToggleAdmin {
 
     /// The scope of each of `environments` with `projects`, every one of which must exist;
     /// `at(i)` names the `i`th environment's field in an error.
-    async fn playground_scope(
+    pub(super) async fn playground_scope(
         &self,
         environments: &[String],
         projects: Option<&PlaygroundProjects>,
@@ -217,18 +217,36 @@ impl ToggleAdmin {
     /// flags.
     async fn playground_evaluation(&self, scope: Scope, context: &Context) -> Result<Evaluation> {
         let evaluator = self.frontend_evaluator(scope.clone(), context).await?;
+        let explainers = self
+            .playground_explainers(&scope.environment, evaluator.features())
+            .await?;
+        let names = evaluator.features().iter().map(|f| f.name.as_str());
+        Ok(Evaluation {
+            dependencies: DependencyProbe::build(evaluator.document(), names),
+            evaluator,
+            explainers,
+        })
+    }
+
+    /// The explainers of `features` (flags of an evaluator's document) in `environment`, in
+    /// their order: only their own feature-environment records are read.
+    pub(super) async fn playground_explainers(
+        &self,
+        environment: &str,
+        features: impl IntoIterator<Item = &ClientFeature>,
+    ) -> Result<Vec<Explainer>> {
+        let features: Vec<&ClientFeature> = features.into_iter().collect();
         let view = self.store.view().await?;
         let reader = Reader::View(view.as_ref());
         let (_, projects) = reader.list_decoded::<Project>(Collection::Projects).await?;
         let with_environment: Vec<&str> = projects
             .iter()
-            .filter(|p| p.environments.contains(&scope.environment))
+            .filter(|p| p.environments.iter().any(|e| e == environment))
             .map(|p| p.id.as_str())
             .collect();
-        let features = evaluator.features();
         let keys: Vec<_> = features
             .iter()
-            .map(|f| feature_environment_key(&f.name, &scope.environment))
+            .map(|f| feature_environment_key(&f.name, environment))
             .collect();
         let records = reader.get_all(&keys).await?;
         let (_, segments) = reader.segment_list().await?;
@@ -246,26 +264,23 @@ impl ToggleAdmin {
             };
             explainers.push(Explainer::build(
                 feature,
-                &scope.environment,
+                environment,
                 &stored.strategies,
                 stored.variants,
                 &segments,
             )?);
         }
-        Ok(Evaluation {
-            dependencies: DependencyProbe::build(evaluator.document()),
-            evaluator,
-            explainers,
-        })
+        Ok(explainers)
     }
 }
 
 /// An environment's flags compiled for the playground: the frontend API's evaluator for one
-/// context, and the probes that explain each flag.
-struct Evaluation {
-    evaluator: Evaluator,
-    explainers: Vec<Explainer>,
-    dependencies: DependencyProbe,
+/// context, and the probes that explain each flag (every flag of the evaluator's document,
+/// or one page of them).
+pub(super) struct Evaluation {
+    pub(super) evaluator: Evaluator,
+    pub(super) explainers: Vec<Explainer>,
+    pub(super) dependencies: DependencyProbe,
 }
 
 impl Evaluation {
@@ -278,8 +293,9 @@ impl Evaluation {
             .collect()
     }
 
-    /// The `i`th flag for the evaluator's context.
-    fn feature(&self, i: usize, explainer: &Explainer) -> PlaygroundFeature {
+    /// The flag `explainer` explains, the `i`th of the evaluator's document, for the
+    /// evaluator's context.
+    pub(super) fn feature(&self, i: usize, explainer: &Explainer) -> PlaygroundFeature {
         let evaluator = &self.evaluator;
         let context = evaluator.context();
         // The explainers were built in the document's order; an evaluator of a newer
@@ -334,7 +350,7 @@ impl Evaluation {
 /// The context of a request: `appName` required; each field a string or `null` (absent);
 /// `properties` an object of strings; any other top-level string is a property (and wins
 /// over a property of the same name, as in Unleash).
-fn strict_context(raw: &Map<String, Value>) -> Result<Context> {
+pub(super) fn strict_context(raw: &Map<String, Value>) -> Result<Context> {
     let mut context = Context::default();
     let mut properties = std::collections::HashMap::new();
     let mut extra = Vec::new();

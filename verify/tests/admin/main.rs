@@ -12,4 +12,5 @@ mod import_rules;
 mod keys;
 mod model_fixtures;
 mod patch_variants;
+mod playground_page;
 mod robustness_regressions;
