@@ -46,6 +46,8 @@ mod permit;
 #[cfg(feature = "frontend")]
 mod playground;
 #[cfg(feature = "frontend")]
+mod playground_context;
+#[cfg(feature = "frontend")]
 mod playground_explain;
 #[cfg(feature = "frontend")]
 mod playground_page;

@@ -7,7 +7,8 @@
 //! the name filter comes first, every matching flag gets its verdict (the count of enabled
 //! ones covers them all), and only the page's flags are explained.
 
-use super::playground::{Evaluation, strict_context};
+use super::playground::Evaluation;
+use super::playground_context::strict_context;
 use super::playground_explain::DependencyProbe;
 use super::{Authority, ToggleAdmin};
 use crate::error::{Error, Result};
