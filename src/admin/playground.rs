@@ -54,16 +54,7 @@ impl ToggleAdmin {
         request: &PlaygroundRequest,
     ) -> Result<PlaygroundResponse> {
         self.admit(authority.into(), &[]).await?;
-        let context = strict_context(&request.context)?;
-        let scope = self
-            .playground_scope(
-                std::slice::from_ref(&request.environment),
-                request.projects.as_ref(),
-                |_| "/environment".to_owned(),
-            )
-            .await?
-            .pop()
-            .ok_or_else(|| Error::internal("the playground lost its environment", None))?;
+        let (context, scope) = self.playground_request(request).await?;
         let evaluation = self.playground_evaluation(scope, &context).await?;
         let features = evaluation.features();
         Ok(PlaygroundResponse {
@@ -162,9 +153,27 @@ impl ToggleAdmin {
         })
     }
 
+    /// The context and the scope of a request of one environment, checked.
+    pub(super) async fn playground_request(
+        &self,
+        request: &PlaygroundRequest,
+    ) -> Result<(Context, Scope)> {
+        let context = strict_context(&request.context)?;
+        let scope = self
+            .playground_scope(
+                std::slice::from_ref(&request.environment),
+                request.projects.as_ref(),
+                |_| "/environment".to_owned(),
+            )
+            .await?
+            .pop()
+            .ok_or_else(|| Error::internal("the playground lost its environment", None))?;
+        Ok((context, scope))
+    }
+
     /// The scope of each of `environments` with `projects`, every one of which must exist;
     /// `at(i)` names the `i`th environment's field in an error.
-    pub(super) async fn playground_scope(
+    async fn playground_scope(
         &self,
         environments: &[String],
         projects: Option<&PlaygroundProjects>,

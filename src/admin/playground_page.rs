@@ -8,10 +8,9 @@
 //! ones covers them all), and only the page's flags are explained.
 
 use super::playground::Evaluation;
-use super::playground_context::strict_context;
 use super::playground_explain::DependencyProbe;
 use super::{Authority, ToggleAdmin};
-use crate::error::{Error, Result};
+use crate::error::Result;
 use crate::model::{MAX_PLAYGROUND_PAGE, PlaygroundPage, PlaygroundPageQuery, PlaygroundRequest};
 
 impl ToggleAdmin {
@@ -32,16 +31,7 @@ impl ToggleAdmin {
         query: &PlaygroundPageQuery,
     ) -> Result<PlaygroundPage> {
         self.admit(authority.into(), &[]).await?;
-        let context = strict_context(&request.context)?;
-        let scope = self
-            .playground_scope(
-                std::slice::from_ref(&request.environment),
-                request.projects.as_ref(),
-                |_| "/environment".to_owned(),
-            )
-            .await?
-            .pop()
-            .ok_or_else(|| Error::internal("the playground lost its environment", None))?;
+        let (context, scope) = self.playground_request(request).await?;
         let evaluator = self.frontend_evaluator(scope.clone(), &context).await?;
         let needle = query
             .search
