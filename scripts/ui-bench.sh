@@ -5,7 +5,8 @@
 # curl's total time, next to a same-run baseline (the admin API's JSON of one feature).
 # Besides the features list and the variants form: a feature's page with a constrained,
 # segmented strategy, the strategy forms, search, the archive (100 archived), segments,
-# context fields and the playground (every flag evaluated for a context).
+# context fields and the playground (every flag evaluated for a context, one page of them
+# explained; unfiltered, and filtered by name on a later page).
 # PROFILE=release builds and runs the release binary (default: debug, what CI has built).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -94,5 +95,7 @@ time_of "archive page 1" -b "$jar" "$base/admin/archive"
 time_of "segments" -b "$jar" "$base/admin/segments"
 time_of "segment form (with its uses)" -b "$jar" "$base/admin/segments/$segment"
 time_of "context fields" -b "$jar" "$base/admin/context"
-time_of "playground ($features flags evaluated, page 1)" -b "$jar" \
+time_of "playground ($features flags, page 1 explained)" -b "$jar" \
   "$base/admin/playground?environment=production&userId=user-1&properties=country%3DNO"
+time_of "playground (q=feature-01, page 3 explained)" -b "$jar" \
+  "$base/admin/playground?environment=production&userId=user-1&properties=country%3DNO&q=feature-01&page=3"

@@ -237,11 +237,15 @@ impl Evaluator {
 
     /// One flag for the context.
     pub(super) fn one(&self, feature: &ClientFeature) -> FrontendToggle {
-        let enabled = self
-            .engine
+        self.toggle(feature, self.enabled(feature))
+    }
+
+    /// Whether `feature` is on for the context (what [`one`](Self::one) answers as
+    /// `enabled`, without choosing a variant).
+    pub(super) fn enabled(&self, feature: &ClientFeature) -> bool {
+        self.engine
             .state
-            .is_enabled(&feature.name, &self.context, &None);
-        self.toggle(feature, enabled)
+            .is_enabled(&feature.name, &self.context, &None)
     }
 
     /// The answer for `feature`, `enabled` or not for the context: its variant if enabled.

@@ -47,7 +47,11 @@ mod permit;
 #[cfg(feature = "frontend")]
 mod playground;
 #[cfg(feature = "frontend")]
+mod playground_context;
+#[cfg(feature = "frontend")]
 mod playground_explain;
+#[cfg(feature = "frontend")]
+mod playground_page;
 mod profile;
 mod project_environments;
 mod project_keys;

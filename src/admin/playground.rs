@@ -14,10 +14,11 @@
 use std::collections::BTreeMap;
 
 use serde_json::{Map, Value};
-use unleash_types::client_features::Context;
+use unleash_types::client_features::{ClientFeature, Context};
 
 use super::client_scope::Scope;
 use super::frontend::Evaluator;
+use super::playground_context::{lenient_context, strict_context};
 use super::playground_explain::{DependencyProbe, Explainer};
 use super::reader::Reader;
 use super::records::{FeatureEnvironmentRecord, decode_opt, feature_environment_key};
@@ -53,16 +54,7 @@ impl ToggleAdmin {
         request: &PlaygroundRequest,
     ) -> Result<PlaygroundResponse> {
         self.admit(authority.into(), &[]).await?;
-        let context = strict_context(&request.context)?;
-        let scope = self
-            .playground_scope(
-                std::slice::from_ref(&request.environment),
-                request.projects.as_ref(),
-                |_| "/environment".to_owned(),
-            )
-            .await?
-            .pop()
-            .ok_or_else(|| Error::internal("the playground lost its environment", None))?;
+        let (context, scope) = self.playground_request(request).await?;
         let evaluation = self.playground_evaluation(scope, &context).await?;
         let features = evaluation.features();
         Ok(PlaygroundResponse {
@@ -161,6 +153,24 @@ impl ToggleAdmin {
         })
     }
 
+    /// The context and the scope of a request of one environment, checked.
+    pub(super) async fn playground_request(
+        &self,
+        request: &PlaygroundRequest,
+    ) -> Result<(Context, Scope)> {
+        let context = strict_context(&request.context)?;
+        let scope = self
+            .playground_scope(
+                std::slice::from_ref(&request.environment),
+                request.projects.as_ref(),
+                |_| "/environment".to_owned(),
+            )
+            .await?
+            .pop()
+            .ok_or_else(|| Error::internal("the playground lost its environment", None))?;
+        Ok((context, scope))
+    }
+
     /// The scope of each of `environments` with `projects`, every one of which must exist;
     /// `at(i)` names the `i`th environment's field in an error.
     async fn playground_scope(
@@ -217,18 +227,36 @@ impl ToggleAdmin {
     /// flags.
     async fn playground_evaluation(&self, scope: Scope, context: &Context) -> Result<Evaluation> {
         let evaluator = self.frontend_evaluator(scope.clone(), context).await?;
+        let explainers = self
+            .playground_explainers(&scope.environment, evaluator.features())
+            .await?;
+        let names = evaluator.features().iter().map(|f| f.name.as_str());
+        Ok(Evaluation {
+            dependencies: DependencyProbe::build(evaluator.document(), names),
+            evaluator,
+            explainers,
+        })
+    }
+
+    /// The explainers of `features` (flags of an evaluator's document) in `environment`, in
+    /// their order: only their own feature-environment records are read.
+    pub(super) async fn playground_explainers(
+        &self,
+        environment: &str,
+        features: impl IntoIterator<Item = &ClientFeature>,
+    ) -> Result<Vec<Explainer>> {
+        let features: Vec<&ClientFeature> = features.into_iter().collect();
         let view = self.store.view().await?;
         let reader = Reader::View(view.as_ref());
         let (_, projects) = reader.list_decoded::<Project>(Collection::Projects).await?;
         let with_environment: Vec<&str> = projects
             .iter()
-            .filter(|p| p.environments.contains(&scope.environment))
+            .filter(|p| p.environments.iter().any(|e| e == environment))
             .map(|p| p.id.as_str())
             .collect();
-        let features = evaluator.features();
         let keys: Vec<_> = features
             .iter()
-            .map(|f| feature_environment_key(&f.name, &scope.environment))
+            .map(|f| feature_environment_key(&f.name, environment))
             .collect();
         let records = reader.get_all(&keys).await?;
         let (_, segments) = reader.segment_list().await?;
@@ -246,26 +274,23 @@ impl ToggleAdmin {
             };
             explainers.push(Explainer::build(
                 feature,
-                &scope.environment,
+                environment,
                 &stored.strategies,
                 stored.variants,
                 &segments,
             )?);
         }
-        Ok(Evaluation {
-            dependencies: DependencyProbe::build(evaluator.document()),
-            evaluator,
-            explainers,
-        })
+        Ok(explainers)
     }
 }
 
 /// An environment's flags compiled for the playground: the frontend API's evaluator for one
-/// context, and the probes that explain each flag.
-struct Evaluation {
-    evaluator: Evaluator,
-    explainers: Vec<Explainer>,
-    dependencies: DependencyProbe,
+/// context, and the probes that explain each flag (every flag of the evaluator's document,
+/// or one page of them).
+pub(super) struct Evaluation {
+    pub(super) evaluator: Evaluator,
+    pub(super) explainers: Vec<Explainer>,
+    pub(super) dependencies: DependencyProbe,
 }
 
 impl Evaluation {
@@ -278,8 +303,9 @@ impl Evaluation {
             .collect()
     }
 
-    /// The `i`th flag for the evaluator's context.
-    fn feature(&self, i: usize, explainer: &Explainer) -> PlaygroundFeature {
+    /// The flag `explainer` explains, the `i`th of the evaluator's document, for the
+    /// evaluator's context.
+    pub(super) fn feature(&self, i: usize, explainer: &Explainer) -> PlaygroundFeature {
         let evaluator = &self.evaluator;
         let context = evaluator.context();
         // The explainers were built in the document's order; an evaluator of a newer
@@ -329,128 +355,6 @@ impl Evaluation {
                 .unwrap_or_else(|| explainer.variants().to_vec()),
         }
     }
-}
-
-/// The context of a request: `appName` required; each field a string or `null` (absent);
-/// `properties` an object of strings; any other top-level string is a property (and wins
-/// over a property of the same name, as in Unleash).
-fn strict_context(raw: &Map<String, Value>) -> Result<Context> {
-    let mut context = Context::default();
-    let mut properties = std::collections::HashMap::new();
-    let mut extra = Vec::new();
-    let mut problems = Vec::new();
-    for (name, value) in raw {
-        if name == "properties" {
-            match value {
-                Value::Object(entries) => {
-                    for (key, value) in entries {
-                        match value {
-                            Value::String(text) => {
-                                properties.insert(key.clone(), text.clone());
-                            }
-                            Value::Null => {}
-                            other => problems.push(not_a_string(
-                                format!("/context/properties/{}", pointer_escape(key)),
-                                other,
-                            )),
-                        }
-                    }
-                }
-                Value::Null => {}
-                other => problems.push(ErrorDetail::at(
-                    "/context/properties",
-                    format!("properties must be an object, not {}", kind_of(other)),
-                )),
-            }
-            continue;
-        }
-        let text = match value {
-            Value::String(text) => text.clone(),
-            Value::Null => continue,
-            other => {
-                problems.push(not_a_string(
-                    format!("/context/{}", pointer_escape(name)),
-                    other,
-                ));
-                continue;
-            }
-        };
-        match name.as_str() {
-            "appName" => context.app_name = Some(text),
-            "userId" => context.user_id = Some(text),
-            "sessionId" => context.session_id = Some(text),
-            "remoteAddress" => context.remote_address = Some(text),
-            "environment" => context.environment = Some(text),
-            "currentTime" => context.current_time = Some(text),
-            _ => extra.push((name.clone(), text)),
-        }
-    }
-    properties.extend(extra);
-    if context.app_name.as_deref().is_none_or(str::is_empty) {
-        problems.push(ErrorDetail::at(
-            "/context/appName",
-            "the context needs an appName (at least one character)",
-        ));
-    }
-    if let Some(time) = &context.current_time
-        && chrono::DateTime::parse_from_rfc3339(time).is_err()
-    {
-        problems.push(ErrorDetail::at(
-            "/context/currentTime",
-            "currentTime must be an RFC 3339 date-time (2024-01-31T12:00:00Z)",
-        ));
-    }
-    if !problems.is_empty() {
-        problems.truncate(20);
-        return Err(Error::validation("The context is not valid.", problems));
-    }
-    context.properties = (!properties.is_empty()).then_some(properties);
-    Ok(context)
-}
-
-/// The advanced playground's context, flat (`properties` spread into the top level, as
-/// Unleash evaluates it), and the top-level fields left out because they are not strings.
-fn lenient_context(raw: &Map<String, Value>) -> Result<(Map<String, Value>, Vec<String>)> {
-    let mut flat = Map::new();
-    let mut invalid = Vec::new();
-    let mut problems = Vec::new();
-    for (name, value) in raw {
-        match (name.as_str(), value) {
-            ("properties", Value::Object(entries)) => {
-                for (key, value) in entries {
-                    match value {
-                        Value::String(_) => {
-                            flat.entry(key.clone()).or_insert_with(|| value.clone());
-                        }
-                        Value::Null => {}
-                        other => problems.push(not_a_string(
-                            format!("/context/properties/{}", pointer_escape(key)),
-                            other,
-                        )),
-                    }
-                }
-            }
-            ("properties", Value::Null) => {}
-            ("properties", other) => problems.push(ErrorDetail::at(
-                "/context/properties",
-                format!("properties must be an object, not {}", kind_of(other)),
-            )),
-            ("appName", Value::String(_)) => {
-                flat.insert(name.clone(), value.clone());
-            }
-            ("appName", other) => problems.push(not_a_string("/context/appName".to_owned(), other)),
-            (_, Value::String(_)) => {
-                // A top-level field wins over a property of the same name.
-                flat.insert(name.clone(), value.clone());
-            }
-            _ => invalid.push(name.clone()),
-        }
-    }
-    if !problems.is_empty() {
-        problems.truncate(20);
-        return Err(Error::validation("The context is not valid.", problems));
-    }
-    Ok((flat, invalid))
 }
 
 /// Every combination of the comma-separated values of `flat`'s fields, first field slowest
@@ -505,32 +409,6 @@ fn check_size(environments: usize, features: usize, contexts: usize) -> Result<(
     Ok(())
 }
 
-fn not_a_string(path: String, value: &Value) -> ErrorDetail {
-    ErrorDetail::at(
-        path,
-        format!("a context value must be a string, not {}", kind_of(value)),
-    )
-}
-
-fn kind_of(value: &Value) -> &'static str {
-    match value {
-        Value::Null => "null",
-        Value::Bool(_) => "a boolean",
-        Value::Number(_) => "a number",
-        Value::String(_) => "a string",
-        Value::Array(_) => "an array",
-        Value::Object(_) => "an object",
-    }
-}
-
-fn pointer_escape(key: &str) -> String {
-    key.chars()
-        .take(64)
-        .collect::<String>()
-        .replace('~', "~0")
-        .replace('/', "~1")
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -541,35 +419,6 @@ mod tests {
             Value::Object(map) => map,
             _ => Map::new(),
         }
-    }
-
-    #[test]
-    fn a_context_needs_an_app_name_and_string_values() {
-        let error = strict_context(&map(json!({"userId": 7, "properties": {"a": true}})))
-            .err()
-            .map(|e| {
-                e.details()
-                    .iter()
-                    .map(|d| d.to_string())
-                    .collect::<Vec<_>>()
-            })
-            .unwrap_or_default();
-        assert_eq!(error.len(), 3, "{error:?}");
-        assert!(error.iter().any(|d| d.contains("/context/appName")));
-        assert!(error.iter().any(|d| d.contains("/context/userId")));
-        assert!(error.iter().any(|d| d.contains("/context/properties/a")));
-    }
-
-    #[test]
-    fn a_top_level_field_is_a_property_and_wins() {
-        let context = strict_context(&map(json!({
-            "appName": "a", "country": "NO", "properties": {"country": "DK", "tier": "gold"}
-        })))
-        .ok()
-        .and_then(|c| c.properties)
-        .unwrap_or_default();
-        assert_eq!(context.get("country").map(String::as_str), Some("NO"));
-        assert_eq!(context.get("tier").map(String::as_str), Some("gold"));
     }
 
     #[test]

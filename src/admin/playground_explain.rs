@@ -11,7 +11,7 @@
 //! The probes of an environment's flags are compiled once ([`Explainers::build`]) and then
 //! asked for each context (the advanced playground asks them for many).
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{BTreeMap, HashMap, HashSet};
 
 use chrono::Utc;
 use unleash_types::client_features::{
@@ -396,39 +396,81 @@ fn as_variant(variant: &crate::model::StrategyVariant) -> crate::model::Variant 
     }
 }
 
-/// Whether each flag's parents give what it needs, asked of the engine: the scope's flags
-/// plus, for each flag with parents, a twin that is switched on, has no strategy and the
-/// same parents, so the twin is enabled exactly when the dependencies are satisfied.
+/// Whether each flag's parents give what it needs, asked of the engine: for each flag with
+/// parents, a twin that is switched on, has no strategy and the same parents, so the twin is
+/// enabled exactly when the dependencies are satisfied.
 pub(super) struct DependencyProbe {
     state: Option<EngineState>,
     twins: HashMap<String, String>,
 }
 
 impl DependencyProbe {
-    pub(super) fn build(document: &ClientFeatures) -> Self {
+    /// The probe of `flags` of `document`. The engine is given their twins and the flags
+    /// they depend on (and those flags' parents, though the engine refuses a parent that has
+    /// parents), not the whole document: a twin's answer reads nothing else, and a page of
+    /// the playground then compiles its own few flags, not all of them.
+    pub(super) fn build<'n>(
+        document: &ClientFeatures,
+        flags: impl IntoIterator<Item = &'n str>,
+    ) -> Self {
+        let wanted: HashSet<&str> = flags.into_iter().collect();
+        let children: Vec<&ClientFeature> = document
+            .features
+            .iter()
+            .filter(|f| f.dependencies.as_ref().is_some_and(|d| !d.is_empty()))
+            .filter(|f| wanted.contains(f.name.as_str()))
+            .collect();
         let mut twins = HashMap::new();
-        let mut features = document.features.clone();
-        for feature in &document.features {
-            if feature.dependencies.as_ref().is_some_and(|d| !d.is_empty()) {
-                // No flag name holds a NUL (the stores refuse it), so no twin meets a flag.
-                let twin = format!("\u{0}dependencies\u{0}{}", feature.name);
-                features.push(ClientFeature {
-                    name: twin.clone(),
-                    enabled: true,
-                    strategies: Some(Vec::new()),
-                    variants: None,
-                    ..feature.clone()
-                });
-                twins.insert(feature.name.clone(), twin);
-            }
-        }
-        if twins.is_empty() {
+        if children.is_empty() {
             return Self { state: None, twins };
+        }
+        let by_name: HashMap<&str, &ClientFeature> = document
+            .features
+            .iter()
+            .map(|f| (f.name.as_str(), f))
+            .collect();
+        let mut features = Vec::new();
+        let mut parents: Vec<&str> = Vec::new();
+        for feature in children {
+            // No flag name holds a NUL (the stores refuse it), so no twin meets a flag.
+            let twin = format!("\u{0}dependencies\u{0}{}", feature.name);
+            features.push(ClientFeature {
+                name: twin.clone(),
+                enabled: true,
+                strategies: Some(Vec::new()),
+                variants: None,
+                ..feature.clone()
+            });
+            twins.insert(feature.name.clone(), twin);
+            parents.extend(
+                feature
+                    .dependencies
+                    .iter()
+                    .flatten()
+                    .map(|d| d.feature.as_str()),
+            );
+        }
+        let mut given: HashSet<&str> = HashSet::new();
+        while let Some(parent) = parents.pop() {
+            // A parent missing from the document stays missing: the twin is then off.
+            if let Some(found) = by_name.get(parent).filter(|_| given.insert(parent)) {
+                features.push((*found).clone());
+                parents.extend(
+                    found
+                        .dependencies
+                        .iter()
+                        .flatten()
+                        .map(|d| d.feature.as_str()),
+                );
+            }
         }
         let state = EngineState::initial_state(Utc::now());
         let _ = state.take_state(UpdateMessage::FullResponse(ClientFeatures {
+            version: document.version,
             features,
-            ..document.clone()
+            segments: document.segments.clone(),
+            query: document.query.clone(),
+            meta: document.meta.clone(),
         }));
         Self {
             state: Some(state),

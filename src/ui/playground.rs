@@ -2,8 +2,9 @@
 //! `key=value` lines) and an environment, and for every flag whether it is enabled, which
 //! variant it gives, and why: off in the environment, a parent not satisfied, or which
 //! strategy let the context in, or each strategy's failing constraint or segment. The
-//! answers are the facade's [`playground`](crate::ToggleAdmin::playground), the frontend
-//! API's engine; the page only shows them. It changes nothing, so its form is a `GET`.
+//! answers are the facade's [`playground_page`](crate::ToggleAdmin::playground_page) (the
+//! frontend API's engine; the name filter applied and only the shown page explained there);
+//! the page only shows them. It changes nothing, so its form is a `GET`.
 
 use axum::extract::{Query, State};
 use axum::http::StatusCode;
@@ -18,7 +19,8 @@ use super::problems::Problems;
 use super::session::Signed;
 use super::{Ui, problems};
 use crate::model::{
-    Outcome, PlaygroundFeature, PlaygroundProjects, PlaygroundRequest, PlaygroundStrategy,
+    Outcome, PlaygroundFeature, PlaygroundPage, PlaygroundPageQuery, PlaygroundProjects,
+    PlaygroundRequest, PlaygroundStrategy,
 };
 
 /// Flags a page.
@@ -67,6 +69,25 @@ fn keys() -> Vec<String> {
 impl PlaygroundQuery {
     fn app_name(&self) -> &str {
         self.app_name.as_deref().unwrap_or("playground")
+    }
+
+    /// The page asked for, from 0.
+    fn page(&self) -> usize {
+        self.page
+            .as_deref()
+            .and_then(|p| p.parse::<usize>().ok())
+            .unwrap_or(1)
+            .max(1)
+            - 1
+    }
+
+    /// The flags the query shows: those whose name holds `q`, its page of them.
+    fn window(&self) -> PlaygroundPageQuery {
+        PlaygroundPageQuery {
+            search: Some(self.q.clone()),
+            offset: self.page().saturating_mul(PER_PAGE),
+            limit: PER_PAGE,
+        }
     }
 
     /// The request the query describes, or the problem of its properties.
@@ -139,7 +160,11 @@ pub(crate) async fn page(
                 problems = found;
                 status = StatusCode::BAD_REQUEST;
             }
-            Ok(request) => match ui.admin.playground(caller, &request).await {
+            Ok(request) => match ui
+                .admin
+                .playground_page(caller, &request, &params.window())
+                .await
+            {
                 Ok(found) => answer = Some(found),
                 Err(error) if problems::belongs_on_form(&error) => {
                     problems = Problems::of(&error, &keys(), None);
@@ -204,25 +229,13 @@ pub(crate) async fn page(
                 button type="submit" { "Evaluate" }
             }
         }
-        @if let Some(answer) = &answer { (results(&params, &base, &answer.features)) }
+        @if let Some(answer) = &answer { (results(&params, &base, answer)) }
     };
     layout::render(&ui, Some(&signed), &Page::new("Playground", body), status)
 }
 
-fn results(params: &PlaygroundQuery, base: &str, features: &[PlaygroundFeature]) -> Markup {
-    let page = params
-        .page
-        .as_deref()
-        .and_then(|p| p.parse::<usize>().ok())
-        .unwrap_or(1)
-        .max(1)
-        - 1;
-    let wanted = params.q.trim().to_lowercase();
-    let shown: Vec<&PlaygroundFeature> = features
-        .iter()
-        .filter(|f| wanted.is_empty() || f.name.to_lowercase().contains(&wanted))
-        .collect();
-    let enabled = shown.iter().filter(|f| f.is_enabled).count();
+fn results(params: &PlaygroundQuery, base: &str, answer: &PlaygroundPage) -> Markup {
+    let page = params.page();
     let link = |p: usize| {
         format!(
             "{base}{}",
@@ -240,8 +253,8 @@ fn results(params: &PlaygroundQuery, base: &str, features: &[PlaygroundFeature])
         )
     };
     html! {
-        h2 #results { "In " (params.environment) ": " (enabled) " of " (shown.len()) " flags enabled" }
-        (pager(page, PER_PAGE, shown.len(), link))
+        h2 #results { "In " (params.environment) ": " (answer.enabled) " of " (answer.total) " flags enabled" }
+        (pager(page, PER_PAGE, answer.total, link))
         table.playground {
             caption.visually-hidden { "Flags evaluated for the context" }
             thead { tr {
@@ -249,7 +262,7 @@ fn results(params: &PlaygroundQuery, base: &str, features: &[PlaygroundFeature])
                 th scope="col" { "Variant" } th scope="col" { "Why" }
             } }
             tbody {
-                @for f in shown.iter().skip(page.saturating_mul(PER_PAGE)).take(PER_PAGE) {
+                @for f in &answer.features {
                     tr data-flag=(f.name) {
                         td { (f.name) }
                         td { (f.project_id) }
@@ -265,7 +278,7 @@ fn results(params: &PlaygroundQuery, base: &str, features: &[PlaygroundFeature])
                 }
             }
         }
-        (pager(page, PER_PAGE, shown.len(), link))
+        (pager(page, PER_PAGE, answer.total, link))
     }
 }
 

@@ -12,5 +12,6 @@ mod import_rules;
 mod keys;
 mod model_fixtures;
 mod patch_variants;
+mod playground_page;
 mod robustness_regressions;
 mod strategy_copy;

@@ -163,3 +163,99 @@ async fn a_bad_context_is_shown_next_to_its_field() {
         page.body
     );
 }
+
+#[tokio::test]
+async fn the_name_filter_and_the_pages_count_every_matching_flag() {
+    let t = setup().await;
+    for i in 0..60 {
+        let name = format!("bulk-{i:02}");
+        t.admin
+            .create_feature(
+                &t.caller,
+                "shop",
+                &toggle_admin::model::NewFeature {
+                    name: name.clone(),
+                    ..Default::default()
+                },
+            )
+            .await
+            .unwrap();
+        if i % 3 == 0 {
+            t.admin
+                .set_feature_enabled(&t.caller, "shop", &name, "production", true)
+                .await
+                .unwrap();
+        }
+    }
+    // What the whole playground says of the flags the filter keeps.
+    let request = toggle_admin::model::PlaygroundRequest {
+        environment: "production".into(),
+        projects: None,
+        context: serde_json::from_value(json!({"appName": "playground"})).unwrap(),
+    };
+    let whole = t.admin.playground(&t.caller, &request).await.unwrap();
+    let bulk: Vec<_> = whole
+        .features
+        .iter()
+        .filter(|f| f.name.starts_with("bulk-"))
+        .collect();
+    let enabled = bulk.iter().filter(|f| f.is_enabled).count();
+    assert_eq!(bulk.len(), 60);
+    assert!(enabled > 0 && enabled < 60, "{enabled}");
+    let cookie = t.sign_in(&t.secret).await;
+    // The filter is trimmed and ignores case; page 2 holds the last 10.
+    let page = t
+        .get(
+            "/admin/playground?environment=production&q=%20BULK-%20&page=2",
+            Some(&cookie),
+        )
+        .await;
+    assert_eq!(page.status, StatusCode::OK, "{}", page.body);
+    assert!(
+        page.body
+            .contains(&format!("In production: {enabled} of 60 flags enabled")),
+        "{}",
+        page.body
+    );
+    assert!(
+        page.body.contains("Page 2 of 2 (60 in all)"),
+        "{}",
+        page.body
+    );
+    assert_eq!(page.body.matches("<tr data-flag=").count(), 10);
+    for f in &bulk[50..] {
+        let shown = row(&page.body, &f.name);
+        let verdict = if f.is_enabled {
+            "<strong>enabled</strong>"
+        } else {
+            ">disabled<"
+        };
+        assert!(shown.contains(verdict), "{shown}");
+    }
+    assert!(!page.body.contains("data-flag=\"bulk-49\""));
+    assert!(!page.body.contains("data-flag=\"checkout\""));
+    // Without a filter, every flag is counted and the first page holds 50.
+    let page = t
+        .get("/admin/playground?environment=production", Some(&cookie))
+        .await;
+    assert!(
+        page.body.contains(&format!(
+            "In production: {} of {} flags enabled",
+            whole.features.iter().filter(|f| f.is_enabled).count(),
+            whole.features.len()
+        )),
+        "{}",
+        page.body
+    );
+    assert_eq!(page.body.matches("<tr data-flag=").count(), 50);
+    // A page past the end: the counts, no row.
+    let page = t
+        .get(
+            "/admin/playground?environment=production&q=bulk&page=9",
+            Some(&cookie),
+        )
+        .await;
+    assert_eq!(page.status, StatusCode::OK, "{}", page.body);
+    assert!(page.body.contains("of 60 flags enabled"), "{}", page.body);
+    assert_eq!(page.body.matches("<tr data-flag=").count(), 0);
+}
