@@ -26,6 +26,33 @@ pub struct ErrorDetail {
     pub message: String,
 }
 
+/// `name` as one token of a JSON pointer (RFC 6901: `~` → `~0`, `/` → `~1`), for the path
+/// of an [`ErrorDetail`].
+pub(crate) fn pointer_token(name: &str) -> String {
+    name.replace('~', "~0").replace('/', "~1")
+}
+
+/// [`pointer_token`] of at most the first 64 characters of `name`: a path that names a key
+/// of the caller's choosing stays short whatever its length.
+#[cfg(feature = "frontend")]
+pub(crate) fn short_pointer_token(name: &str) -> String {
+    pointer_token(&name.chars().take(64).collect::<String>())
+}
+
+/// What kind of JSON value `value` is, for messages ("a number", "an object").
+#[cfg(feature = "frontend")]
+pub(crate) fn json_kind(value: &serde_json::Value) -> &'static str {
+    use serde_json::Value;
+    match value {
+        Value::Null => "null",
+        Value::Bool(_) => "a boolean",
+        Value::Number(_) => "a number",
+        Value::String(_) => "a string",
+        Value::Array(_) => "an array",
+        Value::Object(_) => "an object",
+    }
+}
+
 impl ErrorDetail {
     /// A problem at `path`.
     pub fn at(path: impl Into<String>, message: impl Into<String>) -> Self {

@@ -92,11 +92,6 @@ async fn details(reader: Reader<'_>, only: Option<&str>) -> Result<Vec<Environme
         .collect())
 }
 
-/// `name` as one token of a JSON pointer (RFC 6901: `~` → `~0`, `/` → `~1`).
-fn pointer_token(name: &str) -> String {
-    name.replace('~', "~0").replace('/', "~1")
-}
-
 impl ToggleAdmin {
     /// Create an environment (name, type). Needs `CREATE_ENVIRONMENT`. The name must be 1–100
     /// URL-friendly characters and not taken.
@@ -252,7 +247,7 @@ impl ToggleAdmin {
                 for (((name, position), key), record) in order.iter().zip(&keys).zip(&found) {
                     let Some(current) = decode_opt::<Environment>(key, record.as_ref())? else {
                         problems.push(ErrorDetail::at(
-                            format!("/{}", pointer_token(name)),
+                            format!("/{}", crate::error::pointer_token(name)),
                             format!("there is no environment named \"{name}\""),
                         ));
                         continue;

@@ -27,7 +27,10 @@ pub(super) fn strict_context(raw: &Map<String, Value>) -> Result<Context> {
                             }
                             Value::Null => {}
                             other => problems.push(not_a_string(
-                                format!("/context/properties/{}", pointer_escape(key)),
+                                format!(
+                                    "/context/properties/{}",
+                                    crate::error::short_pointer_token(key)
+                                ),
                                 other,
                             )),
                         }
@@ -36,7 +39,10 @@ pub(super) fn strict_context(raw: &Map<String, Value>) -> Result<Context> {
                 Value::Null => {}
                 other => problems.push(ErrorDetail::at(
                     "/context/properties",
-                    format!("properties must be an object, not {}", kind_of(other)),
+                    format!(
+                        "properties must be an object, not {}",
+                        crate::error::json_kind(other)
+                    ),
                 )),
             }
             continue;
@@ -46,7 +52,7 @@ pub(super) fn strict_context(raw: &Map<String, Value>) -> Result<Context> {
             Value::Null => continue,
             other => {
                 problems.push(not_a_string(
-                    format!("/context/{}", pointer_escape(name)),
+                    format!("/context/{}", crate::error::short_pointer_token(name)),
                     other,
                 ));
                 continue;
@@ -103,7 +109,10 @@ pub(super) fn lenient_context(
                         }
                         Value::Null => {}
                         other => problems.push(not_a_string(
-                            format!("/context/properties/{}", pointer_escape(key)),
+                            format!(
+                                "/context/properties/{}",
+                                crate::error::short_pointer_token(key)
+                            ),
                             other,
                         )),
                     }
@@ -112,7 +121,10 @@ pub(super) fn lenient_context(
             ("properties", Value::Null) => {}
             ("properties", other) => problems.push(ErrorDetail::at(
                 "/context/properties",
-                format!("properties must be an object, not {}", kind_of(other)),
+                format!(
+                    "properties must be an object, not {}",
+                    crate::error::json_kind(other)
+                ),
             )),
             ("appName", Value::String(_)) => {
                 flat.insert(name.clone(), value.clone());
@@ -135,27 +147,11 @@ pub(super) fn lenient_context(
 fn not_a_string(path: String, value: &Value) -> ErrorDetail {
     ErrorDetail::at(
         path,
-        format!("a context value must be a string, not {}", kind_of(value)),
+        format!(
+            "a context value must be a string, not {}",
+            crate::error::json_kind(value)
+        ),
     )
-}
-
-fn kind_of(value: &Value) -> &'static str {
-    match value {
-        Value::Null => "null",
-        Value::Bool(_) => "a boolean",
-        Value::Number(_) => "a number",
-        Value::String(_) => "a string",
-        Value::Array(_) => "an array",
-        Value::Object(_) => "an object",
-    }
-}
-
-fn pointer_escape(key: &str) -> String {
-    key.chars()
-        .take(64)
-        .collect::<String>()
-        .replace('~', "~0")
-        .replace('/', "~1")
 }
 
 #[cfg(test)]

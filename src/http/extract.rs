@@ -133,7 +133,7 @@ impl<T: DeserializeOwned, S: Send + Sync> FromRequest<S> for JsonBody<T> {
                 "",
                 format!(
                     "the request body must be a JSON object, not {}",
-                    kind_of(&value)
+                    crate::error::json_kind(&value)
                 ),
             )
             .into());
@@ -152,17 +152,6 @@ impl<S: Send + Sync> FromRequest<S> for JsonValue {
     async fn from_request(req: Request, state: &S) -> std::result::Result<Self, HttpError> {
         let bytes = read_body(req, state, Accept::Json).await?;
         Ok(JsonValue(decode_json(&bytes)?))
-    }
-}
-
-fn kind_of(value: &Value) -> &'static str {
-    match value {
-        Value::Null => "null",
-        Value::Bool(_) => "a boolean",
-        Value::Number(_) => "a number",
-        Value::String(_) => "a string",
-        Value::Array(_) => "an array",
-        Value::Object(_) => "an object",
     }
 }
 
@@ -491,7 +480,7 @@ impl LaterBody {
                 "",
                 format!(
                     "the request body must be a JSON object, not {}",
-                    kind_of(&value)
+                    crate::error::json_kind(&value)
                 ),
             )
             .into());

@@ -369,7 +369,10 @@ fn context_of(raw: Map<String, Value>, prefix: &str) -> Result<Context, Error> {
             if problems.len() < 10 {
                 problems.push(ErrorDetail::at(
                     path,
-                    format!("a context value must be a string, not {}", kind_of(&other)),
+                    format!(
+                        "a context value must be a string, not {}",
+                        crate::error::json_kind(&other)
+                    ),
                 ));
             }
             None
@@ -380,7 +383,10 @@ fn context_of(raw: Map<String, Value>, prefix: &str) -> Result<Context, Error> {
             match value {
                 Value::Object(entries) => {
                     for (key, value) in entries {
-                        let path = format!("{prefix}/properties/{}", pointer_escape(&key));
+                        let path = format!(
+                            "{prefix}/properties/{}",
+                            crate::error::short_pointer_token(&key)
+                        );
                         if let Some(text) = string(value, path, &mut problems) {
                             properties.insert(key, text);
                         }
@@ -389,12 +395,15 @@ fn context_of(raw: Map<String, Value>, prefix: &str) -> Result<Context, Error> {
                 Value::Null => {}
                 other => problems.push(ErrorDetail::at(
                     format!("{prefix}/properties"),
-                    format!("properties must be an object, not {}", kind_of(&other)),
+                    format!(
+                        "properties must be an object, not {}",
+                        crate::error::json_kind(&other)
+                    ),
                 )),
             }
             continue;
         }
-        let path = format!("{prefix}/{}", pointer_escape(&name));
+        let path = format!("{prefix}/{}", crate::error::short_pointer_token(&name));
         let text = string(value, path, &mut problems);
         match field_slot(&mut context, &name) {
             Some((_, slot)) => *slot = text,
@@ -410,23 +419,4 @@ fn context_of(raw: Map<String, Value>, prefix: &str) -> Result<Context, Error> {
     }
     context.properties = (!properties.is_empty()).then_some(properties);
     Ok(context)
-}
-
-fn pointer_escape(key: &str) -> String {
-    key.chars()
-        .take(64)
-        .collect::<String>()
-        .replace('~', "~0")
-        .replace('/', "~1")
-}
-
-fn kind_of(value: &Value) -> &'static str {
-    match value {
-        Value::Null => "null",
-        Value::Bool(_) => "a boolean",
-        Value::Number(_) => "a number",
-        Value::String(_) => "a string",
-        Value::Array(_) => "an array",
-        Value::Object(_) => "an object",
-    }
 }

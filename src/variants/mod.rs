@@ -88,8 +88,3 @@ fn describe(value: &serde_json::Value) -> String {
         Value::Object(_) => "an object".to_owned(),
     }
 }
-
-/// `key` escaped as one JSON pointer token (`~` → `~0`, `/` → `~1`).
-fn pointer_token(key: &str) -> String {
-    key.replace('~', "~0").replace('/', "~1")
-}

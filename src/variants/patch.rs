@@ -8,7 +8,8 @@ use json_patch::{
 };
 use serde_json::{Map, Value};
 
-use super::{describe, pointer_token, problems};
+use super::{describe, problems};
+use crate::error::pointer_token;
 use crate::error::{Error, ErrorDetail};
 use crate::model::Variant;
 

@@ -6,7 +6,8 @@ use std::fmt::Write as _;
 use serde_json::{Map, Number, Value};
 
 use super::weights::{TOTAL_WEIGHT, distribute};
-use super::{describe, order::sort_named, pointer_token, problems};
+use super::{describe, order::sort_named, problems};
+use crate::error::pointer_token;
 use crate::error::{Error, ErrorDetail};
 use crate::model::{Override, Payload, PayloadType, StrategyVariant, Variant, WeightType};
 
