@@ -17,6 +17,8 @@
 //! admin operation ([`wrong_key_type`]), an admin key holds everything, a key with grants
 //! holds what they cover, a key acting as a user holds its user's roles (read afresh).
 
+use std::sync::Arc;
+
 use chrono::Utc;
 
 use super::ToggleAdmin;
@@ -109,8 +111,9 @@ impl OwnedNeed {
 pub struct Permit {
     caller: Caller,
     rule: Rule,
-    basis: Vec<(Key, Revision)>,
-    author: Author,
+    /// Shared: a permit is cloned (the variants writers keep theirs), and read by every
+    /// attempt of its write.
+    decided: Arc<Decided>,
 }
 
 /// A decision: the records it rested on, with their revisions, and who the changes it
@@ -151,12 +154,12 @@ impl Permit {
 
     /// The records the decision rested on, with their revisions (the key's record first).
     pub(crate) fn basis(&self) -> &[(Key, Revision)] {
-        &self.basis
+        &self.decided.basis
     }
 
     /// Who the changes this permit admits are by, as their events record them.
     pub(crate) fn author(&self) -> &Author {
-        &self.author
+        &self.decided.author
     }
 
     /// The permit of `caller` for `rule` on `decided`.
@@ -164,8 +167,7 @@ impl Permit {
         Self {
             caller,
             rule,
-            basis: decided.basis,
-            author: decided.author,
+            decided: Arc::new(decided),
         }
     }
 
@@ -176,8 +178,10 @@ impl Permit {
         Self {
             caller,
             rule: Rule::Client,
-            basis: vec![(key, revision)],
-            author,
+            decided: Arc::new(Decided {
+                basis: vec![(key, revision)],
+                author,
+            }),
         }
     }
 }
