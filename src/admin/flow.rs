@@ -9,7 +9,8 @@
 //!   every collection listed one at the collection's revision, by construction: an author
 //!   cannot forget one, so no update is ever lost;
 //! * the records the permit rested on are preconditions too, so a key revoked (or a user's
-//!   access changed) before the commit makes it conflict;
+//!   access changed, or the user renamed: the permit names the events' author from the
+//!   same read, `author.rs`) before the commit makes it conflict;
 //! * on a conflict the flow decides the permit again, and runs the closure again on fresh
 //!   reads, at most [`MAX_ATTEMPTS`] times (each conflict means another writer committed, so
 //!   the system makes progress), then gives up with [`Error::Contention`];
