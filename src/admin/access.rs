@@ -199,11 +199,22 @@ impl ToggleAdmin {
         needs: &[Need<'_>],
         basis: &mut Vec<(Key, Revision)>,
     ) -> Result<Vec<Grant>> {
+        Ok(self.user_and_grants(user_id, needs, basis).await?.1)
+    }
+
+    /// [`user_grants`](Self::user_grants) with the user's record as read for them (`None`:
+    /// no such user), for a decision that also names the user (a permit's author).
+    pub(crate) async fn user_and_grants(
+        &self,
+        user_id: i64,
+        needs: &[Need<'_>],
+        basis: &mut Vec<(Key, Revision)>,
+    ) -> Result<(Option<User>, Vec<Grant>)> {
         let key = user_key(user_id);
         let record = self.store.get(&key).await?;
         basis.push((key.clone(), revision_of(record.as_ref())));
         let Some(user) = decode_opt::<User>(&key, record.as_ref())? else {
-            return Ok(Vec::new());
+            return Ok((None, Vec::new()));
         };
         let root = access::builtin_role(user.root_role).filter(|r| r.role_type == RoleType::Root);
         let projects: BTreeSet<&str> = needs.iter().filter_map(|c| c.project).collect();
@@ -231,10 +242,11 @@ impl ToggleAdmin {
             basis.extend(read);
             held.push((project, roles.into_values().collect()));
         }
-        Ok(access::grants_of(
+        let grants = access::grants_of(
             root.as_ref(),
             held.iter().map(|(p, roles)| (*p, roles.as_slice())),
-        ))
+        );
+        Ok((Some(user), grants))
     }
 }
 

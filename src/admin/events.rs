@@ -22,6 +22,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use sha2::{Digest, Sha256};
 
 use super::ToggleAdmin;
+use super::author::{present, recorded_name};
 use super::records::decode_opt;
 use super::users::user_key;
 use crate::access::ADMIN_ROLE;
@@ -172,12 +173,15 @@ impl ToggleAdmin {
     }
 
     /// Everyone who made events `caller` may see (`GET /api/admin/event-creators`, Unleash's
-    /// `eventCreatorsSchema`), by id: each user (by its name, else its username or email),
-    /// `Unleash Admin Token` (-42) for the keys acting as no user, `Unleash System` (-1337)
-    /// for the service itself, as Unleash lists them; events recorded before authors were
-    /// recorded by id stand for their author's name, with the id [`creator_id`] gives it.
-    /// The event search's `createdBy` takes these ids. Walks the whole log. Any valid key may
-    /// read them.
+    /// `eventCreatorsSchema`), by id: each user by its display name, else by the name its
+    /// events record (its email, else its username: Unleash shows the user's name, else its
+    /// events' `createdBy`; here the user's as it is now), else, for a user that no longer
+    /// exists, by what its first event recorded; `Unleash Admin Token` (-42) for the keys
+    /// acting as no user, `Unleash System` (-1337) for the service itself, as Unleash lists
+    /// them. Events recorded before authors were recorded by id stand for their author's
+    /// name, with the id [`creator_id`] gives it. The event search's `createdBy` takes these
+    /// ids, and the names the events record. Walks the whole log. Any valid key may read
+    /// them.
     pub async fn event_creators(&self, caller: &Caller) -> Result<Vec<EventCreator>> {
         self.permit(caller, &[]).await?;
         let scope = self.event_scope(caller).await?;
@@ -219,8 +223,10 @@ impl ToggleAdmin {
             id => {
                 let key = user_key(id);
                 let user: Option<User> = decode_opt(&key, self.store.get(&key).await?.as_ref())?;
-                user.and_then(|u| u.name.or(u.username).or(u.email))
-                    .unwrap_or_else(|| created_by.to_owned())
+                user.as_ref()
+                    .and_then(|u| present(&u.name).or(recorded_name(u)))
+                    .unwrap_or(created_by)
+                    .to_owned()
             }
         })
     }

@@ -286,8 +286,6 @@ impl ToggleAdmin {
         if let Some(problem) = name_problem(&clone.name, 100) {
             return Err(Error::invalid_at("/name", problem));
         }
-        let user = self.acting_user(caller).await?;
-        let user = &user;
         let replace_group_id = clone.replace_group_id.unwrap_or(true);
         self.change("clone_feature", permit, |tx| {
             Box::pin(async move {
@@ -307,8 +305,8 @@ impl ToggleAdmin {
                 let record = FeatureRecord {
                     name: clone.name.clone(),
                     created_at: Utc::now(),
-                    created_by: Some(user.clone()),
-                    collaborators: vec![user.clone()],
+                    created_by: Some(tx.author().user.clone()),
+                    collaborators: vec![tx.author().user.clone()],
                     stale: false,
                     archived: false,
                     archived_at: None,

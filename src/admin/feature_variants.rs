@@ -195,7 +195,7 @@ impl ToggleAdmin {
                         continue;
                     }
                     let names = (project, feature, environment);
-                    let event = target.variants_event(caller, names, old, list.as_raw())?;
+                    let event = target.variants_event(tx.author(), names, old, list.as_raw())?;
                     tx.write_all(target.write_list(&stored, list.as_raw(), vec![event])?);
                 }
                 let variants = match replacement {

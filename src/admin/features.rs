@@ -267,10 +267,9 @@ impl ToggleAdmin {
             return Err(Error::invalid_at("name", problem));
         }
         creation_problems(project, feature)?;
-        let user = self.acting_user(caller).await?;
-        let user = &user;
         self.change("create_feature", permit, |tx| {
             Box::pin(async move {
+                let user = tx.author().user.clone();
                 let pkey = project_key(project);
                 let fkey = feature_key(&feature.name);
                 let [project_record, feature_record] =

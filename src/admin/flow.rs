@@ -9,7 +9,8 @@
 //!   every collection listed one at the collection's revision, by construction: an author
 //!   cannot forget one, so no update is ever lost;
 //! * the records the permit rested on are preconditions too, so a key revoked (or a user's
-//!   access changed) before the commit makes it conflict;
+//!   access changed, or the user renamed: the permit names the events' author from the
+//!   same read, `author.rs`) before the commit makes it conflict;
 //! * on a conflict the flow decides the permit again, and runs the closure again on fresh
 //!   reads, at most [`MAX_ATTEMPTS`] times (each conflict means another writer committed, so
 //!   the system makes progress), then gives up with [`Error::Contention`];
@@ -36,11 +37,11 @@ use std::pin::Pin;
 use chrono::Utc;
 
 use super::ToggleAdmin;
+use super::author::Author;
 use super::permit::{Need, Permit};
 use super::reader::{Reader, Tracked};
 use crate::auth::Caller;
 use crate::error::{Error, Result};
-use crate::model::{ADMIN_TOKEN_USER_ID, KeyAccess, SYSTEM_USER_ID};
 use crate::store::{
     Accepted, ChangeSet, Collection, Json, Key, Listing, NewEvent, Revision, Store, StoreError,
     Versioned,
@@ -70,26 +71,30 @@ pub(crate) struct Tx<'s> {
     admin: &'s ToggleAdmin,
     tracked: Tracked<'s>,
     changes: ChangeSet,
-    /// Who the events are by.
-    actor: String,
-    /// Who the events are by, as a user id (see [`author_id`]).
-    actor_id: i64,
+    /// Who the events are by: the permit's author (decided on the permit's reads, which
+    /// are preconditions of the commit).
+    author: Author,
 }
 
 impl<'s> Tx<'s> {
-    fn new(admin: &'s ToggleAdmin, actor: String, actor_id: i64) -> Self {
+    fn new(admin: &'s ToggleAdmin, author: Author) -> Self {
         Self {
             admin,
             tracked: Tracked::new(admin.store.as_ref()),
             changes: ChangeSet::new(),
-            actor,
-            actor_id,
+            author,
         }
     }
 
-    /// Who the change is by, as its events name them.
+    /// Who the change is by, as its events name them (`createdBy`).
     pub(crate) fn actor(&self) -> &str {
-        &self.actor
+        &self.author.name
+    }
+
+    /// Who the change is by: for the events of a change set built elsewhere ([`event`]),
+    /// and the user a feature it creates shows.
+    pub(crate) fn author(&self) -> &Author {
+        &self.author
     }
 
     /// A reader whose every read becomes a precondition of this transaction's commit.
@@ -190,18 +195,15 @@ impl<'s> Tx<'s> {
         pre_data: Option<Json>,
         data: Option<Json>,
     ) -> &mut Self {
-        let event = NewEvent {
-            event_type: event_type.to_owned(),
-            created_by: self.actor.clone(),
-            created_at: Utc::now(),
-            project: project.map(str::to_owned),
-            feature_name: feature.map(str::to_owned),
-            environment: environment.map(str::to_owned),
-            data,
+        let event = event(
+            &self.author,
+            event_type,
+            project,
+            feature,
+            environment,
             pre_data,
-            created_by_user_id: Some(self.actor_id),
-            tags: None,
-        };
+            data,
+        );
         self.event(event)
     }
 
@@ -349,14 +351,11 @@ impl ToggleAdmin {
         let mut attempt = 0usize;
         loop {
             attempt += 1;
-            let (actor, actor_id) = match &permit {
-                Ok(permit) => (
-                    permit.caller().info.name.clone(),
-                    author_id(permit.caller()),
-                ),
-                Err(actor) => ((*actor).to_owned(), SYSTEM_USER_ID),
+            let author = match &permit {
+                Ok(permit) => permit.author().clone(),
+                Err(actor) => Author::system(actor),
             };
-            let mut tx = Tx::new(self, actor, actor_id);
+            let mut tx = Tx::new(self, author);
             let outcome = match decide(&mut tx).await {
                 Ok(value) if tx.is_empty() => return Ok(value),
                 Ok(value) => {
@@ -444,10 +443,11 @@ pub(crate) fn contention(what: &str) -> Error {
     }
 }
 
-/// An event by `caller`, now (for the paths that build change sets of their own: the
-/// variants batch).
+/// An event by `author` (a [`Permit`]'s, or a [`Tx`]'s), now: what [`Tx::record`] records,
+/// and what the paths that build change sets of their own record (the variants writers, the
+/// import), so that every path names authors alike.
 pub(crate) fn event(
-    caller: &Caller,
+    author: &Author,
     event_type: &str,
     project: Option<&str>,
     feature: Option<&str>,
@@ -457,26 +457,14 @@ pub(crate) fn event(
 ) -> NewEvent {
     NewEvent {
         event_type: event_type.to_owned(),
-        created_by: caller.info.name.clone(),
+        created_by: author.name.clone(),
         created_at: Utc::now(),
         project: project.map(str::to_owned),
         feature_name: feature.map(str::to_owned),
         environment: environment.map(str::to_owned),
         data,
         pre_data,
-        created_by_user_id: Some(author_id(caller)),
+        created_by_user_id: Some(author.id),
         tags: None,
-    }
-}
-
-/// Who `caller`'s changes are by, as a user id (Unleash's `createdByUserId`): the user a key
-/// acts as; [`ADMIN_TOKEN_USER_ID`] for a key acting as no user that may write (an admin key,
-/// a key with grants), as Unleash counts admin tokens; [`SYSTEM_USER_ID`] for a client key
-/// (whose only writes are what SDKs report), as Unleash counts other tokens.
-pub(crate) fn author_id(caller: &Caller) -> i64 {
-    match &caller.info.access {
-        KeyAccess::User { user_id } => *user_id,
-        KeyAccess::Admin | KeyAccess::Grants { .. } => ADMIN_TOKEN_USER_ID,
-        KeyAccess::Client { .. } => SYSTEM_USER_ID,
     }
 }

@@ -5,6 +5,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use chrono::Utc;
 use serde_json::Value;
 
+use super::author::Author;
 use super::catalog::tag_type_record;
 use super::export::{meta_of, state_of};
 use super::reader::Reader;
@@ -22,7 +23,7 @@ use crate::import::{
     preview, unleash_findings,
 };
 use crate::model::{
-    FeatureUser, ImportBody, ImportMode, ImportPlan, ImportReport, ImportValidation, ValidationItem,
+    ImportBody, ImportMode, ImportPlan, ImportReport, ImportValidation, ValidationItem,
 };
 use crate::store::{ChangeSet, Collection};
 
@@ -214,8 +215,6 @@ impl ToggleAdmin {
         // Which permissions the import needs depends on what it changes: decided inside the
         // flow, on what it read.
         let permit = self.permit(caller, &[]).await?;
-        let user = self.acting_user(caller).await?;
-        let user = &user;
         self.change("import_toggles", permit, |tx| {
             Box::pin(async move {
                 let read = read_for_import(tx.reader(), body).await?;
@@ -232,7 +231,7 @@ impl ToggleAdmin {
                 if plan.changes_nothing() {
                     return Ok(plan.report);
                 }
-                let (changes, report) = change_set(caller, user, &read, plan)?;
+                let (changes, report) = change_set(tx.author(), &read, plan)?;
                 tx.write_all(changes);
                 Ok(report)
             })
@@ -407,8 +406,7 @@ fn needs(outcome: &Outcome) -> Vec<Need<'_>> {
 /// into the change set instead of being copied (an import of 10,000 features carries
 /// ~60,000 events).
 fn change_set(
-    caller: &Caller,
-    user: &FeatureUser,
+    author: &Author,
     read: &ImportRead,
     plan: ImportWrites,
 ) -> Result<(ChangeSet, ImportReport)> {
@@ -456,12 +454,12 @@ fn change_set(
                 archived: false,
                 archived_at: None,
                 created_at: now,
-                created_by: Some(user.clone()),
+                created_by: Some(author.user.clone()),
                 collaborators: Vec::new(),
             },
         };
         if changed.contains(record.name.as_str()) {
-            record.touched_by(user);
+            record.touched_by(&author.user);
         }
         written.insert(record.name.clone());
         let value = encode(&key, &record)?;
@@ -470,7 +468,7 @@ fn change_set(
     for name in changed.iter().filter(|n| !written.contains(**n)) {
         if let Some(existing) = read.features.get(*name) {
             let mut record = existing.clone();
-            record.touched_by(user);
+            record.touched_by(&author.user);
             if record != *existing {
                 let key = feature_key(name);
                 let value = encode(&key, &record)?;
@@ -527,7 +525,7 @@ fn change_set(
             "tag-type-created" | "context-field-created"
         );
         changes.event(event(
-            caller,
+            author,
             planned.event_type,
             (!global).then_some(project.as_str()),
             planned.feature.as_deref(),

@@ -9,6 +9,7 @@
 mod access;
 mod application_overview;
 mod applications;
+mod author;
 mod catalog;
 mod client;
 mod client_metrics;
@@ -75,9 +76,6 @@ mod views;
 
 use std::sync::Arc;
 
-use crate::auth::Caller;
-use crate::error::Result;
-use crate::model::KeyAccess;
 use crate::store::Store;
 
 pub use client_metrics::DEFAULT_METRICS_FLUSH_INTERVAL;
@@ -140,29 +138,5 @@ impl ToggleAdmin {
     /// The store underneath.
     pub fn store(&self) -> &Arc<dyn Store> {
         &self.store
-    }
-
-    /// Who `caller` acts as, as Unleash shows it on a feature (`createdBy`,
-    /// `collaborators`): the user of a key acting as a user, else Unleash's admin token user.
-    pub(crate) async fn acting_user(&self, caller: &Caller) -> Result<crate::model::FeatureUser> {
-        if let KeyAccess::User { user_id } = &caller.info.access {
-            let key = users::user_key(*user_id);
-            let user: Option<crate::model::User> =
-                records::decode_opt(&key, self.store.get(&key).await?.as_ref())?;
-            if let Some(user) = user {
-                let image_url = user.image_url();
-                let name = user
-                    .name
-                    .or(user.username)
-                    .or(user.email)
-                    .unwrap_or_default();
-                return Ok(crate::model::FeatureUser {
-                    id: user.id,
-                    name,
-                    image_url,
-                });
-            }
-        }
-        Ok(crate::model::FeatureUser::admin_token_user())
     }
 }

@@ -17,13 +17,16 @@
 //! admin operation ([`wrong_key_type`]), an admin key holds everything, a key with grants
 //! holds what they cover, a key acting as a user holds its user's roles (read afresh).
 
+use std::sync::Arc;
+
 use chrono::Utc;
 
 use super::ToggleAdmin;
+use super::author::Author;
 use super::records::{api_key_key, decode};
 use crate::auth::Caller;
 use crate::error::{Error, Result};
-use crate::model::{ApiKeyInfo, Grant, KeyAccess, Permission};
+use crate::model::{ApiKeyInfo, Grant, KeyAccess, Permission, User};
 use crate::store::{Key, Revision, Versioned};
 
 /// One permission an operation needs: a permission, optionally in a project and an
@@ -96,6 +99,8 @@ impl OwnedNeed {
 /// An admission to an operation: who was admitted, for what, and the records the decision
 /// rested on at the revisions read. A write commits with those revisions as preconditions,
 /// so a key revoked before the commit makes it conflict and the decision is made again.
+/// It also names who the change is by, from the same reads (`author.rs`): for a key acting
+/// as a user, its user as the decision read it.
 ///
 /// Made by [`ToggleAdmin::permit`] (or [`permit_any`](ToggleAdmin::permit_any),
 /// [`permit_secret`](ToggleAdmin::permit_secret)); an operation taking an [`Authority`]
@@ -106,7 +111,17 @@ impl OwnedNeed {
 pub struct Permit {
     caller: Caller,
     rule: Rule,
+    /// Shared: a permit is cloned (the variants writers keep theirs), and read by every
+    /// attempt of its write.
+    decided: Arc<Decided>,
+}
+
+/// A decision: the records it rested on, with their revisions, and who the changes it
+/// admits are by.
+#[derive(Debug)]
+struct Decided {
     basis: Vec<(Key, Revision)>,
+    author: Author,
 }
 
 /// What a permit was decided on, so that the flow can decide again after a conflict.
@@ -139,7 +154,35 @@ impl Permit {
 
     /// The records the decision rested on, with their revisions (the key's record first).
     pub(crate) fn basis(&self) -> &[(Key, Revision)] {
-        &self.basis
+        &self.decided.basis
+    }
+
+    /// Who the changes this permit admits are by, as their events record them.
+    pub(crate) fn author(&self) -> &Author {
+        &self.decided.author
+    }
+
+    /// The permit of `caller` for `rule` on `decided`.
+    fn new(caller: Caller, rule: Rule, decided: Decided) -> Self {
+        Self {
+            caller,
+            rule,
+            decided: Arc::new(decided),
+        }
+    }
+
+    /// The permit of an SDK's key (`caller`, whose record is at `key` at `revision`): its
+    /// changes (what SDKs report) are by the key, as Unleash's are by its token.
+    fn client(caller: Caller, key: Key, revision: Revision) -> Self {
+        let author = Author::of(&caller.info, None);
+        Self {
+            caller,
+            rule: Rule::Client,
+            decided: Arc::new(Decided {
+                basis: vec![(key, revision)],
+                author,
+            }),
+        }
     }
 }
 
@@ -177,12 +220,12 @@ impl ToggleAdmin {
     /// acting as a user, so are its user's roles and the project access the needs name. An
     /// empty `needs` admits any valid admin-API key (the reads every key may do).
     pub async fn permit(&self, caller: &Caller, needs: &[Need<'_>]) -> Result<Permit> {
-        let basis = self.require(caller, needs).await?;
-        Ok(Permit {
-            caller: caller.clone(),
-            rule: Rule::All(needs.iter().map(Need::owned).collect()),
-            basis,
-        })
+        let decided = self.decide_for(caller, needs).await?;
+        Ok(Permit::new(
+            caller.clone(),
+            Rule::All(needs.iter().map(Need::owned).collect()),
+            decided,
+        ))
     }
 
     /// Admit `caller` if it holds at least one of `alternatives`: for an adapter that must
@@ -192,13 +235,13 @@ impl ToggleAdmin {
     pub async fn permit_any(&self, caller: &Caller, alternatives: &[Need<'_>]) -> Result<Permit> {
         let mut refusal = None;
         for need in alternatives {
-            match self.require(caller, std::slice::from_ref(need)).await {
-                Ok(basis) => {
-                    return Ok(Permit {
-                        caller: caller.clone(),
-                        rule: Rule::Any(alternatives.iter().map(Need::owned).collect()),
-                        basis,
-                    });
+            match self.decide_for(caller, std::slice::from_ref(need)).await {
+                Ok(decided) => {
+                    return Ok(Permit::new(
+                        caller.clone(),
+                        Rule::Any(alternatives.iter().map(Need::owned).collect()),
+                        decided,
+                    ));
                 }
                 Err(error @ Error::NoAccess { .. }) => refusal = Some(error),
                 Err(other) => return Err(other),
@@ -240,14 +283,14 @@ impl ToggleAdmin {
         needs: &[Need<'_>],
     ) -> Result<Permit> {
         let key = api_key_key(&caller.secret_hash);
-        let basis = self
+        let decided = self
             .decide(key, caller.revision, &caller.info, needs)
             .await?;
-        Ok(Permit {
-            caller: caller.clone(),
-            rule: Rule::All(needs.iter().map(Need::owned).collect()),
-            basis,
-        })
+        Ok(Permit::new(
+            caller.clone(),
+            Rule::All(needs.iter().map(Need::owned).collect()),
+            decided,
+        ))
     }
 
     /// Admit `caller` to change features of `project` (`UPDATE_FEATURE` there), before a
@@ -284,13 +327,8 @@ impl ToggleAdmin {
             Authority::Permit(permit) => permit.caller,
             Authority::Caller(caller) => caller.clone(),
         };
-        let (scope, basis) = self.client_scope_and_basis(&caller).await?;
-        let permit = Permit {
-            caller,
-            rule: Rule::Client,
-            basis: vec![basis],
-        };
-        Ok((permit, scope.environment))
+        let (scope, (key, revision)) = self.client_scope_and_basis(&caller).await?;
+        Ok((Permit::client(caller, key, revision), scope.environment))
     }
 
     /// Authenticate `secret` as an SDK's key (client or frontend), reading its record once:
@@ -305,11 +343,7 @@ impl ToggleAdmin {
         }
         let key = api_key_key(&caller.secret_hash);
         let revision = caller.revision;
-        Ok(Permit {
-            caller,
-            rule: Rule::Client,
-            basis: vec![(key, revision)],
-        })
+        Ok(Permit::client(caller, key, revision))
     }
 
     /// True for a permit of an SDK's key ([`permit_sdk`](ToggleAdmin::permit_sdk)).
@@ -346,15 +380,15 @@ impl ToggleAdmin {
             && let Ok(Some(record)) = view.get(&key).await
         {
             let needs: Vec<Need<'_>> = needs.iter().map(OwnedNeed::borrowed).collect();
-            if let Ok(basis) = self
+            if let Ok(decided) = self
                 .decide_on_record(key, &record, &permit.caller, &needs)
                 .await
             {
-                return Ok(Permit {
-                    caller: permit.caller.clone(),
-                    rule: permit.rule.clone(),
-                    basis,
-                });
+                return Ok(Permit::new(
+                    permit.caller.clone(),
+                    permit.rule.clone(),
+                    decided,
+                ));
             }
         }
         self.permit_again(permit).await
@@ -367,6 +401,11 @@ impl ToggleAdmin {
         caller: &Caller,
         needs: &[Need<'_>],
     ) -> Result<Vec<(Key, Revision)>> {
+        Ok(self.decide_for(caller, needs).await?.basis)
+    }
+
+    /// [`require`](Self::require), with who the changes it admits are by.
+    async fn decide_for(&self, caller: &Caller, needs: &[Need<'_>]) -> Result<Decided> {
         let key = api_key_key(&caller.secret_hash);
         // The record is read at every call, so a revoked or changed key takes effect at once.
         let Some(record) = self.store.get(&key).await? else {
@@ -386,7 +425,7 @@ impl ToggleAdmin {
         record: &Versioned,
         caller: &Caller,
         needs: &[Need<'_>],
-    ) -> Result<Vec<(Key, Revision)>> {
+    ) -> Result<Decided> {
         let decoded: ApiKeyInfo;
         let info = if record.revision == caller.revision {
             &caller.info
@@ -397,14 +436,15 @@ impl ToggleAdmin {
         self.decide(key, record.revision, info, needs).await
     }
 
-    /// The decision on the key `info`, stored at `key` at `revision`.
+    /// The decision on the key `info`, stored at `key` at `revision`; its author is the key,
+    /// or the user it acts as, as read for the decision.
     async fn decide(
         &self,
         key: Key,
         revision: Revision,
         info: &ApiKeyInfo,
         needs: &[Need<'_>],
-    ) -> Result<Vec<(Key, Revision)>> {
+    ) -> Result<Decided> {
         if info.is_expired_at(Utc::now()) {
             return Err(expired());
         }
@@ -412,7 +452,7 @@ impl ToggleAdmin {
             return Err(wrong_key_type());
         }
         let mut basis = vec![(key, revision)];
-        let grants = self.grants_of(&info.access, needs, &mut basis).await?;
+        let (user, grants) = self.grants_of(&info.access, needs, &mut basis).await?;
         let mut missing: Vec<&Need<'_>> = Vec::new();
         for need in needs {
             let held = grants
@@ -423,7 +463,8 @@ impl ToggleAdmin {
             }
         }
         if missing.is_empty() {
-            return Ok(basis);
+            let author = Author::of(info, user.as_ref());
+            return Ok(Decided { basis, author });
         }
         Err(no_access(&missing))
     }
@@ -431,18 +472,19 @@ impl ToggleAdmin {
     /// The grants a key holds now, as far as `needs` need them: a key acting as a user gets
     /// its user's root role and the roles it holds in the projects the needs name, read
     /// afresh, so that access changes take effect at the next call. The records read for it
-    /// are added to `basis` with their revisions.
+    /// are added to `basis` with their revisions; with the user's record as read (`None`
+    /// for a key acting as no user, or a user that no longer exists).
     async fn grants_of(
         &self,
         access: &KeyAccess,
         needs: &[Need<'_>],
         basis: &mut Vec<(Key, Revision)>,
-    ) -> Result<Vec<Grant>> {
+    ) -> Result<(Option<User>, Vec<Grant>)> {
         Ok(match access {
-            KeyAccess::Admin => vec![Grant::everywhere(Permission::Admin)],
-            KeyAccess::Grants { grants } => grants.clone(),
-            KeyAccess::User { user_id } => self.user_grants(*user_id, needs, basis).await?,
-            KeyAccess::Client { .. } => Vec::new(),
+            KeyAccess::Admin => (None, vec![Grant::everywhere(Permission::Admin)]),
+            KeyAccess::Grants { grants } => (None, grants.clone()),
+            KeyAccess::User { user_id } => self.user_and_grants(*user_id, needs, basis).await?,
+            KeyAccess::Client { .. } => (None, Vec::new()),
         })
     }
 }

@@ -7,13 +7,13 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use serde_json::value::RawValue;
 
+use super::author::Author;
 use super::event;
 use super::reader::Reader;
 use super::records::{
     decode_ref, encode, feature_environment_found, feature_environment_keys, revision_of,
 };
 use super::variant_writers::VariantsChange;
-use crate::auth::Caller;
 use crate::error::{Error, Result};
 use crate::model::{Json, Variant};
 use crate::store::{ChangeSet, Key, NewEvent, Revision, Versioned};
@@ -75,11 +75,11 @@ impl Target {
         Ok(changes)
     }
 
-    /// The `feature-environment-variants-updated` event of `caller` changing the list from
+    /// The `feature-environment-variants-updated` event of `author` changing the list from
     /// `old` to `new` in `names` (project, feature, environment).
     pub(super) fn variants_event(
         &self,
-        caller: &Caller,
+        author: &Author,
         (project, feature, environment): (&str, &str, &str),
         old: &RawValue,
         new: &RawValue,
@@ -87,7 +87,7 @@ impl Target {
         let pre_data = encode(&self.fe_key, &VariantsEventData { variants: old })?;
         let data = encode(&self.fe_key, &VariantsEventData { variants: new })?;
         Ok(event(
-            caller,
+            author,
             "feature-environment-variants-updated",
             Some(project),
             Some(feature),

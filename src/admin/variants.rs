@@ -359,7 +359,7 @@ impl ToggleAdmin {
         for writer in writers.drain(..) {
             match next_list(&target.fe_key, current.as_raw(), writer.change.borrowed()) {
                 Ok((variants, list)) => match target.variants_event(
-                    writer.permit.caller(),
+                    writer.permit.author(),
                     (project, feature, environment),
                     current.as_raw(),
                     list.as_raw(),
@@ -447,7 +447,6 @@ impl ToggleAdmin {
         change: VariantsChange<'_>,
         fe_key: &Key,
     ) -> Result<FeatureVariants> {
-        let caller = permit.caller();
         {
             // Writers of this feature environment decide one after the other, on the latest
             // accepted state, and wait for durability after letting the next one decide.
@@ -466,7 +465,7 @@ impl ToggleAdmin {
             let old_list = stored.variants();
             let (variants, new_list) = next_list(&target.fe_key, old_list, change)?;
             let event = target.variants_event(
-                caller,
+                permit.author(),
                 (project, feature, environment),
                 old_list,
                 new_list.as_raw(),

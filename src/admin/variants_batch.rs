@@ -136,7 +136,7 @@ impl ToggleAdmin {
                         continue;
                     }
                     let event = target.variants_event(
-                        caller,
+                        tx.author(),
                         (project, feature, environment),
                         old,
                         list.as_raw(),

@@ -191,7 +191,8 @@ struct SearchParams {
     /// The event type(s).
     #[serde(rename = "type")]
     event_type: Option<String>,
-    /// Who made them: an id from `/api/admin/event-creators`, or a name.
+    /// Who made them: an id from `/api/admin/event-creators`, or the name the events record
+    /// as `createdBy` (a user's email or username, a key's name).
     created_by: Option<String>,
     /// The first day (or instant).
     from: Option<String>,

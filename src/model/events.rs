@@ -57,7 +57,8 @@ pub struct EventSearch {
     pub project: Option<EventFieldFilter>,
     /// The event's feature.
     pub feature: Option<EventFieldFilter>,
-    /// Who made it: an [`EventCreator`]'s id, or its name.
+    /// Who made it: an [`EventCreator`]'s id (the event's `createdByUserId`), or the name
+    /// the event records as its `createdBy` (a user's email or username, a key's name).
     pub created_by: Option<EventFieldFilter>,
     /// Only events made at or after this instant.
     pub from: Option<DateTime<Utc>>,
@@ -96,7 +97,8 @@ pub struct EventSearchBody {
 
 /// Someone who made events (Unleash's `eventCreatorsSchema` item): a user by its id, or one
 /// of Unleash's authors that are no user (-42 `Unleash Admin Token` for keys acting as no
-/// user, -1337 `Unleash System`); the event search's `createdBy` takes the id.
+/// user, -1337 `Unleash System`); the event search's `createdBy` takes the id (or the name
+/// the events record as their `createdBy`, which for a user is its email or username).
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
 #[cfg_attr(feature = "http", derive(utoipa::ToSchema))]
 pub struct EventCreator {
@@ -119,7 +121,9 @@ pub struct EventView {
     /// The event type, Unleash's name (`feature-created`, …).
     #[serde(rename = "type")]
     pub event_type: String,
-    /// Who made the change: the name of the key that made it.
+    /// Who made the change, as Unleash records it: for a key acting as a user, the user's
+    /// email, else its username (as the user was when the change committed); for a key acting
+    /// as no user, the key's name (as Unleash records an admin token's name).
     pub created_by: String,
     /// Who made the change, by user id: the user a key acts as, -42 for a key acting as no
     /// user (Unleash's admin token user), -1337 for the service itself; `null` for events

@@ -120,7 +120,8 @@ impl ClientKeyType {
 pub struct ApiKeyInfo {
     /// The key's public id (to list and revoke it).
     pub id: uuid::Uuid,
-    /// A name for people; shown as the author of the key's changes in the event log.
+    /// A name for people; the author the event log records for the changes of a key acting
+    /// as no user (a key acting as a user records its user's email or username).
     pub name: String,
     /// What the key may do.
     pub access: KeyAccess,

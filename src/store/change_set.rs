@@ -64,7 +64,8 @@ pub struct NewEvent {
     /// The event type, Unleash's name (`feature-environment-variants-updated`, …).
     #[serde(rename = "type")]
     pub event_type: String,
-    /// Who made the change (the API key's name or the user's name).
+    /// Who made the change (the email or username of the user a key acts as, else the
+    /// key's name).
     pub created_by: String,
     /// When the change was made.
     pub created_at: DateTime<Utc>,

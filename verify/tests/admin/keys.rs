@@ -1,6 +1,7 @@
 //! API keys through the library: expiry, honest lookup, revocation
-//! that no concurrent write outlives, revoking twice, and create operations that only call a
-//! real name clash a name clash.
+//! that no concurrent write outlives (nor a rename of the user a key acts as: the author of
+//! its changes), revoking twice, and create operations that only call a real name clash a
+//! name clash.
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -339,6 +340,82 @@ async fn an_access_change_between_check_and_commit_is_decided_again() {
         .await
         .unwrap_err();
     assert_eq!(err.status(), 403, "{err:?}");
+}
+
+/// A change set renaming user `user_id` (a new email and display name), as a concurrent
+/// writer would.
+async fn renaming(admin: &ToggleAdmin, user_id: i64) -> ChangeSet {
+    let user_key = Key::new(Collection::Users, user_id.to_string());
+    let mut user = admin
+        .store()
+        .get(&user_key)
+        .await
+        .unwrap()
+        .unwrap()
+        .value
+        .to_value()
+        .unwrap();
+    user["email"] = json!("renamed@example.com");
+    user["name"] = json!("Renamed");
+    let mut rename = ChangeSet::new();
+    rename.put(user_key, user);
+    rename
+}
+
+/// The user renamed between the permission check and the commit of a variants change (the
+/// variants writers' path): the user's record is a precondition of the commit, so the
+/// change is decided again, and its event names the user as renamed.
+#[tokio::test]
+async fn a_user_renamed_between_check_and_commit_authors_the_variants_change_renamed() {
+    let (admin, root, store) = interfering("feature-environment-variants-updated").await;
+    let (user_id, editor) = user_with_key(&admin, &root, "editor", 2).await;
+    store.behaviour.arm(renaming(&admin, user_id).await);
+    let ops = json!([{"op": "add", "path": "/-", "value": {"name": "a", "weight": 1000}}]);
+    admin
+        .patch_variants(&editor, "p", "f", "production", &patch(ops))
+        .await
+        .unwrap();
+    let events = all_events(&admin, &root).await;
+    let updates: Vec<&Event> = events
+        .iter()
+        .filter(|e| e.event.event_type == "feature-environment-variants-updated")
+        .collect();
+    assert_eq!(updates.len(), 1, "{updates:#?}");
+    assert_eq!(updates[0].event.created_by, "renamed@example.com");
+    assert_eq!(updates[0].event.created_by_user_id, Some(user_id));
+}
+
+/// The same for a change of the flow: a feature created while its creator is renamed names
+/// the user as renamed, in its event and as the feature's creator.
+#[tokio::test]
+async fn a_user_renamed_between_check_and_commit_authors_the_feature_renamed() {
+    let (admin, root, store) = interfering("feature-created").await;
+    let (user_id, editor) = user_with_key(&admin, &root, "editor", 2).await;
+    store.behaviour.arm(renaming(&admin, user_id).await);
+    let feature = admin
+        .create_feature(
+            &editor,
+            "p",
+            &toggle_admin::model::NewFeature {
+                name: "made-while-renamed".into(),
+                ..Default::default()
+            },
+        )
+        .await
+        .unwrap();
+    let creator = serde_json::to_value(&feature).unwrap()["createdBy"].clone();
+    assert_eq!(creator["id"], user_id, "{creator}");
+    assert_eq!(creator["name"], "Renamed", "{creator}");
+    let events = all_events(&admin, &root).await;
+    let created = events
+        .iter()
+        .find(|e| {
+            e.event.event_type == "feature-created"
+                && e.event.feature_name.as_deref() == Some("made-while-renamed")
+        })
+        .unwrap();
+    assert_eq!(created.event.created_by, "renamed@example.com");
+    assert_eq!(created.event.created_by_user_id, Some(user_id));
 }
 
 // ---------------------------------------------------------------- 5. revoking twice

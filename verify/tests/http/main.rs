@@ -46,6 +46,7 @@ mod delta;
 mod dependencies_ops;
 mod embed;
 mod env_variants;
+mod event_authors;
 mod events_search;
 mod feature_ops;
 mod feature_variants;
