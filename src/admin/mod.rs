@@ -60,6 +60,7 @@ mod strategy_checks;
 mod strategy_copy;
 mod streaming;
 mod tags;
+mod ui_config;
 mod user_access;
 mod user_changes;
 mod users;

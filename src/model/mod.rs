@@ -37,6 +37,7 @@ mod project;
 mod segments;
 mod strategy;
 mod tags;
+mod ui_config;
 mod users;
 mod variant;
 
@@ -69,6 +70,7 @@ pub use project::*;
 pub use segments::*;
 pub use strategy::*;
 pub use tags::*;
+pub use ui_config::*;
 pub use users::*;
 pub use variant::*;
 
