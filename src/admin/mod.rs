@@ -50,6 +50,7 @@ mod playground;
 mod playground_explain;
 mod profile;
 mod project_environments;
+mod project_health;
 mod project_keys;
 mod projects;
 mod reader;

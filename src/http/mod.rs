@@ -190,6 +190,7 @@ mod operations;
 mod playground;
 mod profile;
 mod project_environments;
+mod project_health;
 mod project_keys;
 mod projects;
 mod segments;
@@ -362,6 +363,7 @@ fn api(frontend_origins: &[String], public_url: Option<&str>) -> OpenApiRouter<T
     [
         variants::routes(),
         projects::routes(),
+        project_health::routes(),
         environments::routes(),
         project_environments::routes(),
         features::routes(),
