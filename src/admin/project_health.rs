@@ -102,7 +102,8 @@ pub(crate) fn member_count(access: &ProjectAccessConfiguration, groups: &[Group]
 impl ToggleAdmin {
     /// The health report of `project` (`GET /api/admin/projects/{projectId}/health-report`,
     /// Unleash's `healthReportSchema`): the project, its flags that are not archived (as
-    /// [`project_features`](Self::project_features) shows them), how many are stale,
+    /// [`project_features`](Self::project_features) shows them, but their environments
+    /// without strategies and variants, as Unleash's overview lists them), how many are stale,
     /// potentially stale (older than their feature type's lifetime, see
     /// [`feature_types`](Self::feature_types)) and active, and the health rating these make
     /// (see [`ProjectHealthReport`]), computed now. Any admin-API key may read it, as any
@@ -119,7 +120,17 @@ impl ToggleAdmin {
         let pkey = project_key(project);
         let current: Project = decode_opt(&pkey, view.get(&pkey).await?.as_ref())?
             .ok_or_else(|| project_not_found(project))?;
-        let features = self.project_features_in(reader, &current).await?;
+        let mut features = self.project_features_in(reader, &current).await?;
+        // Each flag as Unleash's project overview lists it: its environments' switches and
+        // counts, without their strategies, variants or metrics.
+        for environment in features
+            .iter_mut()
+            .flat_map(|f| f.environments.iter_mut().flatten())
+        {
+            environment.strategies = None;
+            environment.variants = None;
+            environment.extra.clear();
+        }
         let counts = StaleCounts::of(
             features.iter().map(|f| FlagAge {
                 stale: f.stale.unwrap_or(false),

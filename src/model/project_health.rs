@@ -42,7 +42,8 @@ pub struct ProjectHealthReport {
     /// Its environments, each with its default strategy when one is set.
     pub environments: Vec<ProjectEnvironment>,
     /// Its flags that are not archived, by name, as `GET
-    /// /api/admin/projects/{projectId}/features` shows them.
+    /// /api/admin/projects/{projectId}/features` shows them, but each environment with its
+    /// switch and counts only (no strategies or variants), as Unleash's overview lists them.
     pub features: Vec<Feature>,
     /// When it was created, if known.
     #[serde(
