@@ -52,6 +52,7 @@ mod profile;
 mod project_environments;
 mod project_health;
 mod project_keys;
+mod project_status;
 mod projects;
 mod reader;
 pub(crate) mod records;

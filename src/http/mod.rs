@@ -192,6 +192,7 @@ mod profile;
 mod project_environments;
 mod project_health;
 mod project_keys;
+mod project_status;
 mod projects;
 mod segments;
 mod streaming;
@@ -364,6 +365,7 @@ fn api(frontend_origins: &[String], public_url: Option<&str>) -> OpenApiRouter<T
         variants::routes(),
         projects::routes(),
         project_health::routes(),
+        project_status::routes(),
         environments::routes(),
         project_environments::routes(),
         features::routes(),

@@ -65,6 +65,7 @@ mod ofrep_rust;
 mod plan;
 mod playground;
 mod project_health;
+mod project_status;
 mod projects_envs;
 mod readiness;
 mod robustness;
