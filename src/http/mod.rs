@@ -74,6 +74,9 @@
 //! | POST | `/api/admin/projects` | project | 201 project |
 //! | GET | `/api/admin/projects/{projectId}` | | 200 project |
 //! | GET | `/api/admin/projects` | `?archived=` | 200 `{version, projects}`, every project with its counts |
+//! | GET | `/api/admin/projects/{projectId}/health-report` | | 200 `{…project, features, health, staleCount, potentiallyStaleCount, activeCount}` |
+//! | GET | `/api/admin/projects/{projectId}/status` | | 200 `{activityCountByDate, resources, health, lifecycleSummary, staleFlags}` |
+//! | GET | `/api/admin/ui-config` | | 200 the server's configuration (`version` 6.10.1, `unleashUrl`, `maintenanceMode`, …) |
 //! | DELETE | `/api/admin/projects/{projectId}/environments/{environment}` | | 200, no body |
 //! | POST | `…/environments/{environment}/default-strategy` | a `flexibleRollout` strategy | 200 strategy |
 //! | GET | `/api/admin/environments/{name}`, `/api/admin/environments/project/{projectId}` | | 200 environment / `{version, environments}` |
@@ -91,6 +94,7 @@
 //! | GET, POST | `/api/admin/projects/{projectId}/api-tokens` | POST: `{tokenName, type: "client" \| "frontend", environment?, expiresAt?}` | 200 `{tokens}` / 201 token with `secret` |
 //! | DELETE | `/api/admin/projects/{projectId}/api-tokens/{token}` | | 200, no body |
 //! | GET | `/api/admin/user`, `/api/admin/user/profile` | | 200 the caller / its root role and projects |
+//! | GET | `/api/admin/user/roles` | `?projectId=` | 200 `{version, roles}`: the caller's root role, then its project roles |
 //! | GET, POST | `/api/admin/user/tokens` | POST: `{description, expiresAt}` | 200 `{pats}` / 201 with `secret` |
 //! | DELETE | `/api/admin/user/tokens/{id}` | | 200, no body |
 //! | POST | `/api/admin/user-admin/{id}/tokens` | `{description}` | 201 token with `secret` |

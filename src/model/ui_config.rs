@@ -27,8 +27,8 @@ pub const CRATE_VERSION: &str = env!("CARGO_PKG_VERSION");
 /// * `version` and `versionInfo.current.oss` are [`UNLEASH_VERSION`], the Unleash version
 ///   this API is wire-compatible with, so that clients comparing versions behave as against
 ///   that Unleash; `name` is `toggle-admin`, and `slogan` says both versions
-///   (`toggle-admin 0.1.0, wire-compatible with Unleash 6.10.1`), so that a person or a tool
-///   can still tell which server and build answers.
+///   (`toggle-admin <crate version>, wire-compatible with Unleash 6.10.1`), so that a person
+///   or a tool can still tell which server and build answers.
 /// * `versionInfo.latest` is empty and `isLatest` true: this service asks nobody what the
 ///   latest version is (Unleash's answer when its version check is off).
 /// * `environment` is `Open Source`, Unleash's for its open-source build (clients read
