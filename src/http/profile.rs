@@ -70,12 +70,14 @@ async fn profile(
     Ok(Json::ok(admin.profile(&caller).await?))
 }
 
-/// `?projectId=`: only the roles held in that project (after the root role).
-#[derive(Debug, serde::Deserialize, utoipa::IntoParams)]
+/// `?projectId=`: only the roles held in that project (after the root role). Other parameters
+/// are ignored, as Unleash ignores them (its document allows no 400 here).
+#[derive(utoipa::IntoParams)]
 #[into_params(parameter_in = Query)]
-#[serde(deny_unknown_fields, rename_all = "camelCase")]
+#[allow(dead_code)]
 struct RolesQuery {
-    /// The project whose roles to list; every project's when absent.
+    /// The project whose roles to list; every project's when absent or empty.
+    #[param(rename = "projectId")]
     project_id: Option<String>,
 }
 
@@ -94,14 +96,15 @@ struct RolesQuery {
 async fn roles(
     State(admin): State<ToggleAdmin>,
     Authenticated(caller): Authenticated,
-    QueryParams(query): QueryParams<RolesQuery>,
+    QueryParams(query): QueryParams<Vec<(String, String)>>,
 ) -> HttpResult<Json<CallerRoles>> {
-    let roles = admin
-        .caller_roles(
-            &caller,
-            query.project_id.as_deref().filter(|p| !p.is_empty()),
-        )
-        .await?;
+    // The first `projectId` counts.
+    let project = query
+        .iter()
+        .find(|(name, _)| name == "projectId")
+        .map(|(_, value)| value.as_str())
+        .filter(|p| !p.is_empty());
+    let roles = admin.caller_roles(&caller, project).await?;
     Ok(Json::ok(CallerRoles { version: 1, roles }))
 }
 

@@ -127,10 +127,16 @@ async fn scenario(t: &Setup) {
     let bare = t.key_with(Vec::new()).await;
     assert_eq!(roles(t, &bare, "").await, held(&[("Viewer", Value::Null)]));
 
-    // An unknown parameter is a 400 naming it; a client key a 403, no key a 401.
-    t.call(Method::GET, &format!("{ROLES}?project=p"), None)
-        .await
-        .error(StatusCode::BAD_REQUEST, "ValidationError");
+    // Other parameters are ignored, as Unleash ignores them; the first `projectId` counts.
+    assert_eq!(
+        roles(t, &key, "?project=p&other=1").await,
+        roles(t, &key, "").await
+    );
+    assert_eq!(
+        roles(t, &key, "?projectId=p&projectId=other").await,
+        held(&[editor.clone(), ("Owner", json!("p"))])
+    );
+    // A client key is a 403, no key a 401.
     let r = t
         .call(
             Method::POST,
