@@ -121,7 +121,7 @@ async fn scenario(t: &Setup) {
     // A project that does not exist holds no role (as in Unleash: no 404).
     assert_eq!(
         roles(t, &key, "?projectId=nowhere").await,
-        held(&[editor.clone()])
+        held(std::slice::from_ref(&editor))
     );
     // A key with grants is a Viewer, whatever its grants.
     let bare = t.key_with(Vec::new()).await;
