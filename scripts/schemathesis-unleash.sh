@@ -3,9 +3,10 @@
 # served at /docs/openapi.json; kept in tests/fixtures/unleash-compat/) with schemathesis:
 # only the operations of the four admin operations and their supporting reads (variants
 # GET/PUT/PATCH in one environment and in every environment of a feature, features-batch
-# import/validate/export, metrics/applications/{appName} GET/POST/DELETE), path parameters
-# pinned to a seeded project, feature, environment and application so that generated bodies
-# reach the real logic (scripts/schemathesis-unleash.toml).
+# import/validate/export, metrics/applications/{appName} GET/POST/DELETE), and the reads that
+# scripts and dashboards call (ui-config, user/roles, a project's health-report and status),
+# path parameters pinned to a seeded project, feature, environment and application so that
+# generated bodies reach the real logic (scripts/schemathesis-unleash.toml).
 # Checks: not_a_server_error, content_type_conformance, response_schema_conformance, and
 # unleash_status_conformance (status_code_conformance, except that 405, 413 and 415 are
 # allowed where Unleash does not document them). The document is used with the errata of
@@ -65,6 +66,10 @@ PYTHONPATH=scripts SCHEMATHESIS_HOOKS=unleash_contract \
     --include-operation-id getApplication \
     --include-operation-id createApplication \
     --include-operation-id deleteApplication \
+    --include-operation-id getUiConfig \
+    --include-operation-id getUserRoles \
+    --include-operation-id getProjectHealthReport \
+    --include-operation-id getProjectStatus \
     --checks not_a_server_error,unleash_status_conformance,content_type_conformance,response_schema_conformance \
     --max-examples "$max_examples" \
     --header "Authorization: $key" \

@@ -217,6 +217,11 @@ pub struct ServeArgs {
         default_value = "*"
     )]
     frontend_origins: String,
+
+    /// The URL clients reach the server at, http(s)://HOST[/PATH], as /api/admin/ui-config
+    /// answers it; by default each request's own address
+    #[arg(long, env = "UNLEASH_URL", value_name = "URL", value_parser = public_url)]
+    unleash_url: Option<String>,
 }
 
 /// The storage flags, as clap reads them.
@@ -283,6 +288,20 @@ impl Args for Storage {
 
 fn is_true(value: &str) -> Result<bool, std::convert::Infallible> {
     Ok(matches!(value, "true" | "1" | "yes"))
+}
+
+/// `--unleash-url`: an absolute `http` or `https` URL with a host (clients build links on it).
+fn public_url(value: &str) -> Result<String, String> {
+    let value = value.trim();
+    let rest = value
+        .strip_prefix("https://")
+        .or_else(|| value.strip_prefix("http://"))
+        .ok_or("expected an http:// or https:// URL")?;
+    let host = rest.split(['/', '?', '#']).next().unwrap_or_default();
+    if host.is_empty() || host.contains(['@', ' ']) {
+        return Err("expected a URL with a host, such as https://flags.example.com".to_owned());
+    }
+    Ok(value.to_owned())
 }
 
 /// `--ui-secure-cookie`.
@@ -406,7 +425,7 @@ impl ServeArgs {
     }
 
     fn router_config(&self) -> RouterConfig {
-        RouterConfig::new()
+        let config = RouterConfig::new()
             .body_limit(self.body_limit)
             .request_timeout(Duration::from_secs(self.request_timeout))
             .header_read_timeout(Duration::from_secs(self.headers_timeout))
@@ -418,7 +437,11 @@ impl ServeArgs {
                     .split(',')
                     .map(str::trim)
                     .filter(|o| !o.is_empty()),
-            )
+            );
+        match &self.unleash_url {
+            Some(url) => config.public_url(url),
+            None => config,
+        }
     }
 
     fn push_config(&self) -> PushConfig {

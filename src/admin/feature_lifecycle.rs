@@ -109,10 +109,38 @@ impl ToggleAdmin {
     pub async fn lifecycle_count(&self, caller: &Caller) -> Result<LifecycleCount> {
         self.require(caller, &[]).await?;
         let view = self.store.view().await?;
-        let reader = Reader::View(view.as_ref());
+        let mut count = LifecycleCount::default();
+        for (_, entries) in self
+            .lifecycles_in(Reader::View(view.as_ref()), |_| true)
+            .await?
+        {
+            let slot = match entries.last().map(|e| e.stage) {
+                Some(LifecycleStage::PreLive) => &mut count.pre_live,
+                Some(LifecycleStage::Live) => &mut count.live,
+                Some(LifecycleStage::Completed) => &mut count.completed,
+                Some(LifecycleStage::Archived) => &mut count.archived,
+                Some(LifecycleStage::Initial) | None => &mut count.initial,
+            };
+            *slot += 1;
+        }
+        Ok(count)
+    }
+
+    /// The stages each feature that `wanted` selects (archived ones included) went through,
+    /// as [`feature_lifecycle`](Self::feature_lifecycle) shows them, with its record; read
+    /// through `reader`, and the event log.
+    pub(super) async fn lifecycles_in(
+        &self,
+        reader: Reader<'_>,
+        wanted: impl Fn(&FeatureRecord) -> bool,
+    ) -> Result<Vec<(FeatureRecord, Vec<LifecycleEntry>)>> {
         let (_, features) = reader
             .list_decoded::<FeatureRecord>(Collection::Features)
             .await?;
+        let features: Vec<FeatureRecord> = features.into_iter().filter(|f| wanted(f)).collect();
+        if features.is_empty() {
+            return Ok(Vec::new());
+        }
         let types = environment_types(reader).await?;
         let mut enabled_now: BTreeMap<String, Vec<String>> = BTreeMap::new();
         for (id, stored) in &reader
@@ -153,25 +181,19 @@ impl ToggleAdmin {
                 }
             }
         }
-        let mut count = LifecycleCount::default();
-        for record in &features {
-            let entries = stages(
-                record,
-                &types,
-                enabled_now.get(&record.name).map_or(&[][..], Vec::as_slice),
-                history.get(&record.name).map_or(&[][..], Vec::as_slice),
-                completions.get(&record.name),
-            );
-            let slot = match entries.last().map(|e| e.stage) {
-                Some(LifecycleStage::PreLive) => &mut count.pre_live,
-                Some(LifecycleStage::Live) => &mut count.live,
-                Some(LifecycleStage::Completed) => &mut count.completed,
-                Some(LifecycleStage::Archived) => &mut count.archived,
-                Some(LifecycleStage::Initial) | None => &mut count.initial,
-            };
-            *slot += 1;
-        }
-        Ok(count)
+        Ok(features
+            .into_iter()
+            .map(|record| {
+                let entries = stages(
+                    &record,
+                    &types,
+                    enabled_now.get(&record.name).map_or(&[][..], Vec::as_slice),
+                    history.get(&record.name).map_or(&[][..], Vec::as_slice),
+                    completions.get(&record.name),
+                );
+                (record, entries)
+            })
+            .collect())
     }
 
     /// Mark `feature` of `project` completed, `kept` or `discarded` (with an optional

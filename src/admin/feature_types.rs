@@ -5,6 +5,7 @@
 //! The types themselves are built in, as in Unleash (which has no way to add one); only a
 //! lifetime that differs from Unleash's is stored, one record per type.
 
+use super::reader::Reader;
 use super::records::{FeatureTypeRecord, decode, encode, feature_type_key};
 use super::{Authority, Need, ToggleAdmin};
 use crate::auth::Caller;
@@ -54,7 +55,12 @@ impl ToggleAdmin {
     /// them.
     pub async fn feature_types(&self, caller: &Caller) -> Result<Vec<FeatureType>> {
         self.require(caller, &[]).await?;
-        let listing = self.reader().list(Collection::FeatureTypes, "").await?;
+        self.feature_types_in(self.reader()).await
+    }
+
+    /// Every feature type with its lifetime now, read through `reader`.
+    pub(super) async fn feature_types_in(&self, reader: Reader<'_>) -> Result<Vec<FeatureType>> {
+        let listing = reader.list(Collection::FeatureTypes, "").await?;
         let mut types = Vec::with_capacity(BUILTIN.len());
         for (id, name, description, lifetime) in BUILTIN {
             let lifetime_days = match listing.records.iter().find(|(stored, _)| stored == id) {

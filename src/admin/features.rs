@@ -116,6 +116,20 @@ impl ToggleAdmin {
         let project_record = view.get(&pkey).await?;
         let current: Project = decode_opt(&pkey, project_record.as_ref())?
             .ok_or_else(|| project_not_found(project))?;
+        Ok(crate::model::ProjectFeatures {
+            version: 2,
+            features: self.project_features_in(reader, &current).await?,
+        })
+    }
+
+    /// The features of `current` that are not archived, by name, as
+    /// [`project_features`](Self::project_features) shows them, read through `reader`.
+    pub(super) async fn project_features_in(
+        &self,
+        reader: Reader<'_>,
+        current: &Project,
+    ) -> Result<Vec<Feature>> {
+        let project = current.id.as_str();
         let (_, features) = reader
             .list_decoded::<FeatureRecord>(Collection::Features)
             .await?;
@@ -171,15 +185,12 @@ impl ToggleAdmin {
             };
             views.push(feature_view(
                 record,
-                &current,
+                current,
                 &environments,
                 Some(relations),
             ));
         }
-        Ok(crate::model::ProjectFeatures {
-            version: 2,
-            features: views,
-        })
+        Ok(views)
     }
 
     /// One environment of the feature `name` of `project`, as [`feature`](Self::feature)

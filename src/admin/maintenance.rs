@@ -117,7 +117,7 @@ impl ToggleAdmin {
     }
 
     /// The switch as the store has it now: its record's revision and whether it is on.
-    async fn read_maintenance(&self) -> Result<(Revision, bool)> {
+    pub(super) async fn read_maintenance(&self) -> Result<(Revision, bool)> {
         let key = maintenance_key();
         let record = self.store.get(&key).await?;
         let mode: Option<MaintenanceMode> = decode_opt(&key, record.as_ref())?;

@@ -1,5 +1,5 @@
-//! The caller itself (`/api/admin/user…`): who it is, what it may do, and a user's own keys
-//! (Unleash's personal access tokens).
+//! The caller itself (`/api/admin/user…`): who it is, what it may do, the roles it holds, and a
+//! user's own keys (Unleash's personal access tokens).
 
 use std::collections::BTreeSet;
 
@@ -13,8 +13,8 @@ use crate::access::{self, ADMIN_ROLE, VIEWER_ROLE};
 use crate::auth::{Caller, NewApiKey};
 use crate::error::{Error, ErrorDetail, Result};
 use crate::model::{
-    ADMIN_TOKEN_USER_ID, ApiKeyInfo, Grant, HeldPermission, KeyAccess, Me, Permission, Profile,
-    Project, Role, RoleSummary, SessionUser, User,
+    ADMIN_TOKEN_USER_ID, ApiKeyInfo, CallerRole, Grant, HeldPermission, KeyAccess, Me, Permission,
+    Profile, Project, Role, RoleSummary, SessionUser, User,
 };
 use crate::names::{MAX_NAME, display_name_problem};
 use crate::store::Collection;
@@ -136,6 +136,68 @@ impl ToggleAdmin {
             subscriptions: Vec::new(),
             features: Vec::new(),
         })
+    }
+
+    /// The roles the caller holds (`GET /api/admin/user/roles`, Unleash's `rolesSchema`): its
+    /// root role first (`project: null`), then the project roles it holds, directly or
+    /// through a group, each with its project, by project. With `project`, only the roles
+    /// held there follow the root role, as Unleash answers; a project that does not exist
+    /// holds none (as in Unleash, no 404). Without it, those of every project (Unleash
+    /// answers 400 without a project).
+    ///
+    /// A key acting as a user answers its user's roles; an admin key holds the root role
+    /// Admin and a key with grants the root role Viewer (as [`profile`](Self::profile) shows
+    /// them), and neither holds project roles: their grants are no roles. Any admin-API key
+    /// may ask.
+    pub async fn caller_roles(
+        &self,
+        caller: &Caller,
+        project: Option<&str>,
+    ) -> Result<Vec<CallerRole>> {
+        self.permit(caller, &[]).await?;
+        let (root, user) = match &caller.info.access {
+            KeyAccess::User { user_id } => {
+                let user = self.user_record(*user_id).await?;
+                (user.root_role, Some(user))
+            }
+            KeyAccess::Grants { .. } => (VIEWER_ROLE, None),
+            _ => (ADMIN_ROLE, None),
+        };
+        let root_role: Role = access::builtin_role(root)
+            .or_else(|| access::builtin_role(VIEWER_ROLE))
+            .ok_or_else(|| Error::internal("the built-in Viewer role is missing", None))?;
+        let mut roles = vec![CallerRole {
+            id: root_role.id,
+            role_type: root_role.role_type,
+            name: root_role.name,
+            description: root_role.description,
+            project: None,
+        }];
+        let Some(user) = user else {
+            return Ok(roles);
+        };
+        let projects = match project {
+            Some(project) => vec![project.to_owned()],
+            None => {
+                let (_, projects) = self
+                    .reader()
+                    .list_decoded::<Project>(Collection::Projects)
+                    .await?;
+                projects.into_iter().map(|p| p.id).collect()
+            }
+        };
+        for project in &projects {
+            for held in self.roles_in(&user, project).await? {
+                roles.push(CallerRole {
+                    id: held.id,
+                    role_type: held.role_type,
+                    name: held.name,
+                    description: (!held.description.is_empty()).then_some(held.description),
+                    project: Some(held.project),
+                });
+            }
+        }
+        Ok(roles)
     }
 
     /// The keys acting as the caller's user (`GET /api/admin/user/tokens`, Unleash's personal

@@ -5,6 +5,7 @@ use std::collections::BTreeSet;
 use chrono::{DateTime, Utc};
 
 use super::access::access_key;
+use super::project_health::{FlagAge, StaleCounts, member_count};
 use super::reader::Reader;
 use super::records::{
     FeatureRecord, decode_opt, encode, environment_key, project_key, project_not_found,
@@ -124,11 +125,13 @@ impl ToggleAdmin {
     }
 
     /// Every project as Unleash lists them (`GET /api/admin/projects`, `projectsSchema`): by
-    /// id, each with its health, feature counts, member count, owners and when one of its
-    /// features last changed. Any valid key may list them. Unlike Unleash OSS, which shows
-    /// only `default`, every project is listed; and the health is computed when read
-    /// (Unleash's is refreshed by a periodic job, so it lags behind changes). Projects are
-    /// never archived here, so `archived` = true lists none.
+    /// id, each with its health, feature counts (stale, and potentially stale: older than
+    /// their feature type's lifetime), member count, owners and when one of its features
+    /// last changed. Any valid key may list them. Unlike Unleash OSS, which shows only
+    /// `default`, every project is listed; and the health is computed when read, as
+    /// [`project_health_report`](Self::project_health_report) computes it (Unleash's is
+    /// refreshed by a periodic job, so it lags behind changes). Projects are never archived
+    /// here, so `archived` = true lists none.
     pub async fn project_summaries(
         &self,
         caller: &Caller,
@@ -145,24 +148,25 @@ impl ToggleAdmin {
             .list_decoded::<FeatureRecord>(Collection::Features)
             .await?;
         let (_, groups) = reader.list_decoded::<Group>(Collection::Groups).await?;
+        let lifetimes = self.lifetimes_in(reader).await?;
+        let now = Utc::now();
         let mut summaries = Vec::with_capacity(projects.len());
         for project in projects {
-            let active: Vec<&FeatureRecord> = features
-                .iter()
-                .filter(|f| f.project == project.id && !f.archived)
-                .collect();
-            let stale = active.iter().filter(|f| f.stale).count() as u64;
-            let total = active.len() as u64;
+            let counts = StaleCounts::of(
+                features
+                    .iter()
+                    .filter(|f| f.project == project.id && !f.archived)
+                    .map(|f| FlagAge {
+                        stale: f.stale,
+                        feature_type: &f.feature_type,
+                        created_at: Some(f.created_at),
+                    }),
+                &lifetimes,
+                now,
+            );
             let access_key = access_key(&project.id);
             let access: ProjectAccessConfiguration =
                 decode_opt(&access_key, view.get(&access_key).await?.as_ref())?.unwrap_or_default();
-            let mut members: BTreeSet<i64> = BTreeSet::new();
-            for role in &access.roles {
-                members.extend(role.users.iter().copied());
-                for group in groups.iter().filter(|g| role.groups.contains(&g.id)) {
-                    members.extend(group.users.iter().copied());
-                }
-            }
             let owners = owners(&access, &groups, &reader).await?;
             let held: BTreeSet<&str> = features
                 .iter()
@@ -179,11 +183,11 @@ impl ToggleAdmin {
                 last_reported_flag_usage: None,
                 last_updated_at,
                 owners,
-                health: health(total, stale),
-                feature_count: total,
-                stale_feature_count: stale,
-                potentially_stale_feature_count: 0,
-                member_count: members.len() as u64,
+                health: counts.health(),
+                feature_count: counts.active + counts.stale,
+                stale_feature_count: counts.stale,
+                potentially_stale_feature_count: counts.potentially_stale,
+                member_count: member_count(&access, &groups),
                 created_at: project.created_at,
                 mode: "open".to_owned(),
                 default_stickiness: "default".to_owned(),
@@ -279,14 +283,4 @@ async fn owners(
         owners.push(ProjectOwner::System);
     }
     Ok(owners)
-}
-
-/// A project's health as Unleash computes it: the share of its active features that are not
-/// stale, in whole percent; 100 without features.
-fn health(active: u64, stale: u64) -> u32 {
-    if active == 0 {
-        return 100;
-    }
-    let healthy = active.saturating_sub(stale);
-    u32::try_from((healthy * 100 + active / 2) / active).unwrap_or(100)
 }

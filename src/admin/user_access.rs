@@ -99,7 +99,7 @@ impl ToggleAdmin {
     }
 
     /// The roles `user` holds in `project`, directly or through a group.
-    async fn roles_in(&self, user: &User, project: &str) -> Result<Vec<HeldRole>> {
+    pub(super) async fn roles_in(&self, user: &User, project: &str) -> Result<Vec<HeldRole>> {
         let key = access_key(project);
         let Some(config) =
             decode_opt::<ProjectAccessConfiguration>(&key, self.store.get(&key).await?.as_ref())?

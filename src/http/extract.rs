@@ -5,7 +5,7 @@ use axum::body::Bytes;
 use axum::extract::rejection::{BytesRejection, FailedToBufferBody};
 use axum::extract::{FromRequest, FromRequestParts, Path, Query, Request};
 use axum::http::request::Parts;
-use axum::http::{HeaderMap, header};
+use axum::http::{HeaderMap, Uri, header};
 use serde::de::DeserializeOwned;
 use serde_json::Value;
 
@@ -487,4 +487,31 @@ impl LaterBody {
         }
         Ok(decode_value(value)?)
     }
+}
+
+/// The origin (`scheme://host[:port]`) a request was sent to, as a proxy in front of the
+/// server tells it: the scheme of `X-Forwarded-Proto` (else `http`, or the request URI's
+/// `https`), the host of `X-Forwarded-Host`, else `Host`, else the request URI's authority.
+/// `None` without a host, or with one that is not a plain host (a `/`, `?`, `#`, `@` or space
+/// in it), so that a forged header cannot make it point elsewhere than a host.
+pub(crate) fn request_origin(headers: &HeaderMap, uri: &Uri) -> Option<String> {
+    let header = |name: &str| {
+        headers
+            .get(name)
+            .and_then(|v| v.to_str().ok())
+            .and_then(|v| v.split(',').next())
+            .map(str::trim)
+            .filter(|v| !v.is_empty())
+    };
+    let host = header("x-forwarded-host")
+        .or_else(|| header("host"))
+        .or_else(|| uri.authority().map(|a| a.as_str()))?;
+    if host.contains(['/', '?', '#', '@', ' ']) {
+        return None;
+    }
+    let scheme = match header("x-forwarded-proto") {
+        Some("https") => "https",
+        _ => uri.scheme_str().filter(|s| *s == "https").unwrap_or("http"),
+    };
+    Some(format!("{scheme}://{host}"))
 }

@@ -74,6 +74,9 @@
 //! | POST | `/api/admin/projects` | project | 201 project |
 //! | GET | `/api/admin/projects/{projectId}` | | 200 project |
 //! | GET | `/api/admin/projects` | `?archived=` | 200 `{version, projects}`, every project with its counts |
+//! | GET | `/api/admin/projects/{projectId}/health-report` | | 200 `{…project, features, health, staleCount, potentiallyStaleCount, activeCount}` |
+//! | GET | `/api/admin/projects/{projectId}/status` | | 200 `{activityCountByDate, resources, health, lifecycleSummary, staleFlags}` |
+//! | GET | `/api/admin/ui-config` | | 200 the server's configuration (`version` 6.10.1, `unleashUrl`, `maintenanceMode`, …) |
 //! | DELETE | `/api/admin/projects/{projectId}/environments/{environment}` | | 200, no body |
 //! | POST | `…/environments/{environment}/default-strategy` | a `flexibleRollout` strategy | 200 strategy |
 //! | GET | `/api/admin/environments/{name}`, `/api/admin/environments/project/{projectId}` | | 200 environment / `{version, environments}` |
@@ -91,6 +94,7 @@
 //! | GET, POST | `/api/admin/projects/{projectId}/api-tokens` | POST: `{tokenName, type: "client" \| "frontend", environment?, expiresAt?}` | 200 `{tokens}` / 201 token with `secret` |
 //! | DELETE | `/api/admin/projects/{projectId}/api-tokens/{token}` | | 200, no body |
 //! | GET | `/api/admin/user`, `/api/admin/user/profile` | | 200 the caller / its root role and projects |
+//! | GET | `/api/admin/user/roles` | `?projectId=` | 200 `{version, roles}`: the caller's root role, then its project roles |
 //! | GET, POST | `/api/admin/user/tokens` | POST: `{description, expiresAt}` | 200 `{pats}` / 201 with `secret` |
 //! | DELETE | `/api/admin/user/tokens/{id}` | | 200, no body |
 //! | POST | `/api/admin/user-admin/{id}/tokens` | `{description}` | 201 token with `secret` |
@@ -190,13 +194,16 @@ mod operations;
 mod playground;
 mod profile;
 mod project_environments;
+mod project_health;
 mod project_keys;
+mod project_status;
 mod projects;
 mod segments;
 mod streaming;
 mod strict;
 mod tags;
 mod trace;
+mod ui_config;
 mod users;
 mod variants;
 
@@ -241,6 +248,8 @@ pub struct RouterConfig {
     limits: limits::Limits,
     operations: operations::Operations,
     frontend_origins: Vec<String>,
+    /// The service's public URL, if configured (see [`RouterConfig::public_url`]).
+    public_url: Option<String>,
     /// The host's routes served beside the admin API (see [`RouterConfig::merge`]).
     extra: Option<Router>,
 }
@@ -252,6 +261,7 @@ impl Default for RouterConfig {
             limits: limits::Limits::default(),
             operations: operations::Operations::default(),
             frontend_origins: vec!["*".to_owned()],
+            public_url: None,
             extra: None,
         }
     }
@@ -283,6 +293,19 @@ impl RouterConfig {
         self
     }
 
+    /// The service's public URL, as clients reach it (e.g. `https://flags.example.com`, or
+    /// `https://example.com/flags` behind a proxy that serves it under a path; Unleash's
+    /// `UNLEASH_URL`): `GET /api/admin/ui-config` answers it as `unleashUrl`, and its path as
+    /// `baseUriPath`. A trailing `/` is dropped. Without it, `unleashUrl` is the address each
+    /// request was sent to (its `X-Forwarded-Proto` and `X-Forwarded-Host`, else its `Host`)
+    /// and `baseUriPath` is empty. The router serves its paths at the root either way.
+    pub fn public_url(mut self, url: impl Into<String>) -> Self {
+        let url: String = url.into();
+        let url = url.trim().trim_end_matches('/');
+        self.public_url = (!url.is_empty()).then(|| url.to_owned());
+        self
+    }
+
     /// Serve `routes` beside the admin API, under the same limits, timeouts, metrics and
     /// tracing: for [`serve`](Self::serve), which builds its app itself (e.g. the admin page,
     /// `toggle_admin::ui::router`). Their paths must not be under `/api/`.
@@ -307,7 +330,8 @@ impl RouterConfig {
     /// (`Router::merge`) that has its own routes and fallback; the app's other paths are the
     /// app's. See the [module](self) docs for an example.
     pub fn router(self, admin: ToggleAdmin) -> Router {
-        let (routes, _document) = api(&self.frontend_origins).split_for_parts();
+        let (routes, _document) =
+            api(&self.frontend_origins, self.public_url.as_deref()).split_for_parts();
         let routes = routes
             .route("/api", any(not_found))
             .route("/api/{*rest}", any(not_found))
@@ -340,10 +364,12 @@ impl RouterConfig {
 
 /// Every route with its documentation: each handler's `utoipa::path` annotation declares its
 /// method and path once, for both the router and the OpenAPI document.
-fn api(frontend_origins: &[String]) -> OpenApiRouter<ToggleAdmin> {
+fn api(frontend_origins: &[String], public_url: Option<&str>) -> OpenApiRouter<ToggleAdmin> {
     [
         variants::routes(),
         projects::routes(),
+        project_health::routes(),
+        project_status::routes(),
         environments::routes(),
         project_environments::routes(),
         features::routes(),
@@ -376,6 +402,7 @@ fn api(frontend_origins: &[String]) -> OpenApiRouter<ToggleAdmin> {
         edge::routes(),
         playground::routes(),
         maintenance::routes(),
+        ui_config::routes(public_url, frontend_origins),
         #[cfg(feature = "openapi")]
         openapi::routes(),
     ]
@@ -393,7 +420,7 @@ fn api(frontend_origins: &[String]) -> OpenApiRouter<ToggleAdmin> {
 #[cfg(feature = "openapi")]
 #[cfg_attr(docsrs, doc(cfg(feature = "openapi")))]
 pub fn openapi() -> utoipa::openapi::OpenApi {
-    api(&["*".to_owned()]).into_openapi()
+    api(&["*".to_owned()], None).into_openapi()
 }
 
 /// The admin API over `admin` with the default configuration (see the [module](self) docs

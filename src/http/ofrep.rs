@@ -43,6 +43,7 @@ use unleash_types::client_features::Context;
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 
+use super::extract::request_origin;
 use crate::ToggleAdmin;
 use crate::admin::Permit;
 use crate::admin::{OfrepAnswer, OfrepStream, ofrep_context};
@@ -411,30 +412,11 @@ async fn evaluate_flags(
     }
 }
 
-/// The stream's absolute URL: the scheme of `X-Forwarded-Proto` (else `http`), the host of
-/// `X-Forwarded-Host` or `Host` (else the request's authority); `None` without a host.
+/// The stream's absolute URL: at the origin the request was sent to
+/// ([`request_origin`]); `None` without a host.
 fn stream_url(headers: &HeaderMap, uri: &Uri, token: &str) -> Option<String> {
-    let header = |name: &str| {
-        headers
-            .get(name)
-            .and_then(|v| v.to_str().ok())
-            .and_then(|v| v.split(',').next())
-            .map(str::trim)
-            .filter(|v| !v.is_empty())
-    };
-    let host = header("x-forwarded-host")
-        .or_else(|| header("host"))
-        .or_else(|| uri.authority().map(|a| a.as_str()))?;
-    if host.contains(['/', '?', '#', '@', ' ']) {
-        return None;
-    }
-    let scheme = match header("x-forwarded-proto") {
-        Some("https") => "https",
-        _ => uri.scheme_str().filter(|s| *s == "https").unwrap_or("http"),
-    };
-    Some(format!(
-        "{scheme}://{host}{OFREP_EVENTS_PATH}?token={token}"
-    ))
+    let origin = request_origin(headers, uri)?;
+    Some(format!("{origin}{OFREP_EVENTS_PATH}?token={token}"))
 }
 
 /// The stream of `refetchEvaluation` events the bulk answer names.

@@ -1,5 +1,5 @@
 //! The caller itself over HTTP: `/api/admin/user` (who it is and what it may do),
-//! `/api/admin/user/profile`, and a user's own keys, `/api/admin/user/tokens` (Unleash's
+//! `/api/admin/user/profile`, `/api/admin/user/roles` (the roles it holds), and a user's own keys, `/api/admin/user/tokens` (Unleash's
 //! personal access tokens: listed without secrets, the secret shown once at creation).
 
 use axum::extract::State;
@@ -8,12 +8,12 @@ use axum::http::header::{CACHE_CONTROL, HeaderValue};
 use axum::response::IntoResponse;
 
 use super::error::{HttpResult, Json};
-use super::extract::{Authenticated, LaterBody, Params};
+use super::extract::{Authenticated, LaterBody, Params, QueryParams};
 use super::keys::expiry;
 use crate::ToggleAdmin;
 use crate::error::{Error, ErrorDetail};
 use crate::model::{
-    Me, PersonalApiKeyBody, PersonalApiKeyView, PersonalApiKeys, Profile, named_key,
+    CallerRoles, Me, PersonalApiKeyBody, PersonalApiKeyView, PersonalApiKeys, Profile, named_key,
 };
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
@@ -22,6 +22,7 @@ pub(crate) fn routes() -> OpenApiRouter<ToggleAdmin> {
     OpenApiRouter::new()
         .routes(routes!(me))
         .routes(routes!(profile))
+        .routes(routes!(roles))
         .routes(routes!(list_tokens, create_token))
         .routes(routes!(revoke_token))
 }
@@ -67,6 +68,44 @@ async fn profile(
     Authenticated(caller): Authenticated,
 ) -> HttpResult<Json<Profile>> {
     Ok(Json::ok(admin.profile(&caller).await?))
+}
+
+/// `?projectId=`: only the roles held in that project (after the root role). Other parameters
+/// are ignored, as Unleash ignores them (its document allows no 400 here).
+#[derive(utoipa::IntoParams)]
+#[into_params(parameter_in = Query)]
+#[allow(dead_code)]
+struct RolesQuery {
+    /// The project whose roles to list; every project's when absent or empty.
+    #[param(rename = "projectId")]
+    project_id: Option<String>,
+}
+
+/// The roles the caller holds: its root role (`project: null`), then its project roles, in
+/// the project asked about or in every project.
+#[utoipa::path(
+    get,
+    path = "/api/admin/user/roles",
+    tag = "access",
+    params(RolesQuery),
+    responses(
+        (status = 200, description = "`{version: 1, roles: [{id, type, name, description?, project}]}`.", body = CallerRoles),
+        super::openapi::Errors
+    )
+)]
+async fn roles(
+    State(admin): State<ToggleAdmin>,
+    Authenticated(caller): Authenticated,
+    QueryParams(query): QueryParams<Vec<(String, String)>>,
+) -> HttpResult<Json<CallerRoles>> {
+    // The first `projectId` counts.
+    let project = query
+        .iter()
+        .find(|(name, _)| name == "projectId")
+        .map(|(_, value)| value.as_str())
+        .filter(|p| !p.is_empty());
+    let roles = admin.caller_roles(&caller, project).await?;
+    Ok(Json::ok(CallerRoles { version: 1, roles }))
 }
 
 #[utoipa::path(

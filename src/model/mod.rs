@@ -35,9 +35,12 @@ mod permissions;
 mod playground;
 mod playground_page;
 mod project;
+mod project_health;
+mod project_status;
 mod segments;
 mod strategy;
 mod tags;
+mod ui_config;
 mod users;
 mod variant;
 
@@ -68,9 +71,12 @@ pub use permissions::*;
 pub use playground::*;
 pub use playground_page::*;
 pub use project::*;
+pub use project_health::*;
+pub use project_status::*;
 pub use segments::*;
 pub use strategy::*;
 pub use tags::*;
+pub use ui_config::*;
 pub use users::*;
 pub use variant::*;
 

@@ -151,9 +151,10 @@ pub type NewProject = Project;
 
 /// A project as Unleash lists it (`projectSchema`): `GET /api/admin/projects`.
 ///
-/// `health` is the share of active features that are not stale, in percent (100 for a
-/// project without features); `memberCount` counts the users holding a role in the project,
-/// directly or through a group.
+/// `health` is Unleash's rating, as the project's health report computes it
+/// ([`ProjectHealthReport`](super::ProjectHealthReport)): 100 less the percentages of stale
+/// and of potentially stale features (100 for a project without features); `memberCount`
+/// counts the users holding a role in the project, directly or through a group.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "http", derive(utoipa::ToSchema))]
 #[serde(rename_all = "camelCase")]
@@ -164,13 +165,13 @@ pub struct ProjectSummary {
     pub name: String,
     /// Its description, `null` when it has none.
     pub description: Option<String>,
-    /// The share of its active features that are not stale, 0–100.
+    /// Its health rating, 0–100.
     pub health: u32,
     /// How many active (not archived) features it holds.
     pub feature_count: u64,
     /// How many of those are stale.
     pub stale_feature_count: u64,
-    /// How many are potentially stale (not tracked here: always 0).
+    /// How many are not stale but older than their feature type's lifetime.
     pub potentially_stale_feature_count: u64,
     /// How many users hold a role in it, directly or through a group.
     pub member_count: u64,

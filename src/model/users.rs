@@ -334,6 +334,37 @@ impl From<&Role> for RoleSummary {
     }
 }
 
+/// A role the caller holds, as `GET /api/admin/user/roles` lists it (Unleash's `roleSchema`):
+/// its root role with `project: null`, and each project role with the project it is held in.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+#[cfg_attr(feature = "http", derive(utoipa::ToSchema))]
+pub struct CallerRole {
+    /// The role's id.
+    pub id: i64,
+    /// Where it applies: `root`, `project` or `custom`.
+    #[serde(rename = "type")]
+    pub role_type: RoleType,
+    /// Its name.
+    pub name: String,
+    /// What it is for.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub description: Option<String>,
+    /// The project it is held in; `null` for the root role, which holds everywhere.
+    pub project: Option<String>,
+}
+
+/// `GET /api/admin/user/roles` (Unleash's `rolesSchema`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+#[cfg_attr(feature = "http", derive(utoipa::ToSchema))]
+pub struct CallerRoles {
+    /// Always 1.
+    pub version: u32,
+    /// The roles: the root role first, then the project roles by project.
+    pub roles: Vec<CallerRole>,
+}
+
 /// Who the caller is, as `GET /api/admin/user` shows it (the `user` of Unleash's
 /// `meSchema`): for a key acting as a user, that user; for any other key, the key itself
 /// (`isAPI`, id -42 as Unleash's admin token user, the key's name as `username`). Never a

@@ -10,6 +10,8 @@
 //! * [`wrapped`]: a MemoryStore whose commits misbehave as a test says.
 //! * `http` (feature `http`): one request through the router.
 //! * [`server_binary`]: the `toggle-admin` program (`server/`), built once.
+//! * [`unleash_schema`]: answers checked against the schemas of Unleash's own OpenAPI
+//!   document.
 //! * `postgres` (feature `postgres`): the server from `TOGGLE_ADMIN_TEST_POSTGRES` and a
 //!   schema per test.
 //!
@@ -28,4 +30,5 @@ pub mod postgres;
 pub mod rollouts;
 pub mod server_binary;
 pub mod store;
+pub mod unleash_schema;
 pub mod wrapped;

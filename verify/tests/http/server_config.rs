@@ -27,6 +27,7 @@ fn server(args: &[&str], env: &[(&str, &str)]) -> Command {
         "HTTP_HOST",
         "HTTP_PORT",
         "PORT",
+        "UNLEASH_URL",
     ] {
         command.env_remove(var);
     }
@@ -96,6 +97,7 @@ async fn help_lists_every_flag_with_its_environment_variable() {
         ("--max-streams-per-key", "TOGGLE_ADMIN_MAX_STREAMS_PER_KEY"),
         ("--delta-history", "TOGGLE_ADMIN_DELTA_HISTORY"),
         ("--frontend-origins", "UNLEASH_FRONTEND_API_ORIGINS"),
+        ("--unleash-url", "UNLEASH_URL"),
     ] {
         let (_, entry) = entries
             .iter()
@@ -183,6 +185,14 @@ async fn usage_errors_exit_1_with_a_message() {
         (
             &["serve", "--memory", "--compression-min-size", "big"][..],
             "bytes, or off",
+        ),
+        (
+            &["serve", "--memory", "--unleash-url", "flags.example.com"][..],
+            "http:// or https://",
+        ),
+        (
+            &["serve", "--memory", "--unleash-url", "https:///flags"][..],
+            "with a host",
         ),
         (&["no-such-command"][..], "no-such-command"),
         (&[][..], "Usage: toggle-admin"),
@@ -287,6 +297,7 @@ async fn the_environment_alone_configures_the_server() {
             ("PORT", "0"),
             ("SERVER_HEADERS_TIMEOUT", "5"),
             ("TOGGLE_ADMIN_BOOTSTRAP_KEY", key),
+            ("UNLEASH_URL", "https://example.com/flags/"),
         ],
     )
     .stdout(Stdio::piped())
@@ -323,6 +334,18 @@ async fn the_environment_alone_configures_the_server() {
         .await
         .unwrap();
     assert_eq!(projects.status(), 200);
+    // The public URL the clients are told, and its path.
+    let ui: Value = client
+        .get(format!("{base}/api/admin/ui-config"))
+        .header("Authorization", key)
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(ui["unleashUrl"], "https://example.com/flags", "{ui}");
+    assert_eq!(ui["baseUriPath"], "/flags", "{ui}");
     let scrape = client
         .get(format!("{base}/internal-backstage/prometheus"))
         .send()
