@@ -18,8 +18,10 @@ pub(crate) struct Author {
     pub(crate) name: String,
     /// The user id its events record (Unleash's `createdByUserId`, see [`author_id`]).
     pub(crate) id: i64,
-    /// The user a feature it creates shows as `createdBy` and among its `collaborators`.
-    pub(crate) user: FeatureUser,
+    /// The user the key acts as, if any: what [`feature_user`](Self::feature_user) shows.
+    /// Kept as read, not as the [`FeatureUser`] it becomes, because that needs a Gravatar
+    /// hash that only the writes creating a feature use: every permit makes an author.
+    user: Option<User>,
 }
 
 impl Author {
@@ -44,7 +46,16 @@ impl Author {
             .and_then(recorded_name)
             .unwrap_or(&info.name)
             .to_owned();
-        let shown = match user {
+        Self {
+            name,
+            id: author_id(&info.access),
+            user: user.cloned(),
+        }
+    }
+
+    /// The user a feature it creates shows as `createdBy` and among its `collaborators`.
+    pub(crate) fn feature_user(&self) -> FeatureUser {
+        match &self.user {
             Some(u) => FeatureUser {
                 id: u.id,
                 name: present(&u.name)
@@ -55,11 +66,6 @@ impl Author {
                 image_url: u.image_url(),
             },
             None => FeatureUser::admin_token_user(),
-        };
-        Self {
-            name,
-            id: author_id(&info.access),
-            user: shown,
         }
     }
 
@@ -68,7 +74,7 @@ impl Author {
         Self {
             name: name.to_owned(),
             id: SYSTEM_USER_ID,
-            user: FeatureUser::admin_token_user(),
+            user: None,
         }
     }
 }
@@ -145,7 +151,7 @@ mod tests {
         }
         let gone = Author::of(&info, None);
         assert_eq!(gone.name, "laptop");
-        assert_eq!(gone.user, FeatureUser::admin_token_user());
+        assert_eq!(gone.feature_user(), FeatureUser::admin_token_user());
     }
 
     #[test]
@@ -153,11 +159,14 @@ mod tests {
         let info = key(KeyAccess::User { user_id: 7 });
         let u = user(Some("al"), Some("al@example.com"), Some("Al"));
         let author = Author::of(&info, Some(&u));
-        assert_eq!(author.user.id, 7);
-        assert_eq!(author.user.name, "Al");
-        assert_eq!(author.user.image_url, u.image_url());
+        assert_eq!(author.feature_user().id, 7);
+        assert_eq!(author.feature_user().name, "Al");
+        assert_eq!(author.feature_user().image_url, u.image_url());
         let u = user(None, Some("al@example.com"), None);
-        assert_eq!(Author::of(&info, Some(&u)).user.name, "al@example.com");
+        assert_eq!(
+            Author::of(&info, Some(&u)).feature_user().name,
+            "al@example.com"
+        );
     }
 
     #[test]
@@ -171,7 +180,7 @@ mod tests {
             let author = Author::of(&key(access), Some(&u));
             assert_eq!(author.name, "laptop");
             assert_eq!(author.id, id);
-            assert_eq!(author.user, FeatureUser::admin_token_user());
+            assert_eq!(author.feature_user(), FeatureUser::admin_token_user());
         }
     }
 }

@@ -305,8 +305,8 @@ impl ToggleAdmin {
                 let record = FeatureRecord {
                     name: clone.name.clone(),
                     created_at: Utc::now(),
-                    created_by: Some(tx.author().user.clone()),
-                    collaborators: vec![tx.author().user.clone()],
+                    created_by: Some(tx.author().feature_user()),
+                    collaborators: vec![tx.author().feature_user()],
                     stale: false,
                     archived: false,
                     archived_at: None,

@@ -280,7 +280,7 @@ impl ToggleAdmin {
         creation_problems(project, feature)?;
         self.change("create_feature", permit, |tx| {
             Box::pin(async move {
-                let user = tx.author().user.clone();
+                let user = tx.author().feature_user();
                 let pkey = project_key(project);
                 let fkey = feature_key(&feature.name);
                 let [project_record, feature_record] =

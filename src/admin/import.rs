@@ -434,6 +434,7 @@ fn change_set(
         .filter_map(|e| e.feature.as_deref())
         .collect();
     let mut written = BTreeSet::new();
+    let shown = author.feature_user();
     for (name, meta, _) in features {
         let key = feature_key(&name);
         let mut record = match read.features.get(&name) {
@@ -454,12 +455,12 @@ fn change_set(
                 archived: false,
                 archived_at: None,
                 created_at: now,
-                created_by: Some(author.user.clone()),
+                created_by: Some(shown.clone()),
                 collaborators: Vec::new(),
             },
         };
         if changed.contains(record.name.as_str()) {
-            record.touched_by(&author.user);
+            record.touched_by(&shown);
         }
         written.insert(record.name.clone());
         let value = encode(&key, &record)?;
@@ -468,7 +469,7 @@ fn change_set(
     for name in changed.iter().filter(|n| !written.contains(**n)) {
         if let Some(existing) = read.features.get(*name) {
             let mut record = existing.clone();
-            record.touched_by(&author.user);
+            record.touched_by(&shown);
             if record != *existing {
                 let key = feature_key(name);
                 let value = encode(&key, &record)?;
