@@ -87,3 +87,22 @@ pub async fn dump(store: &dyn Store) -> Dump {
         events: store.events(0, usize::MAX).await.unwrap(),
     }
 }
+
+/// Make the feature `name` of `store` `days` old, as if created then: the API always sets a
+/// feature's creation time to now, and what depends on a flag's age (potentially stale by
+/// its type's lifetime) needs older ones.
+pub async fn backdate_feature(store: &dyn Store, name: &str, days: i64) {
+    let key = Key::new(Collection::Features, name);
+    let record = store
+        .get(&key)
+        .await
+        .unwrap()
+        .expect("the feature's record");
+    let mut value: Value = serde_json::to_value(&record.value).unwrap();
+    value["createdAt"] = json!((Utc::now() - chrono::Duration::days(days)).to_rfc3339());
+    let mut changes = ChangeSet::new();
+    changes
+        .expect_revision(key.clone(), record.revision)
+        .put(key, value);
+    store.commit(changes).await.unwrap();
+}

@@ -4,33 +4,18 @@
 //! unknown project; over every store.
 
 use axum::http::{Method, StatusCode};
-use chrono::{Duration, Utc};
+use chrono::Utc;
 use serde_json::{Value, json};
 use test_support::http::*;
 use test_support::unleash_schema::assert_unleash_response;
-use toggle_admin::Store;
 use toggle_admin::access::OWNER_ROLE;
 use toggle_admin::model::NewUser;
-use toggle_admin::store::{ChangeSet, Collection, Key};
 
 const STATUS: &str = "/api/admin/projects/p/status";
 
-/// Make the feature `name` `days` old, as if created then (the API sets the creation time).
+/// Make the feature `name` `days` old (the API sets the creation time to now).
 async fn backdate(t: &Setup, name: &str, days: i64) {
-    let key = Key::new(Collection::Features, name);
-    let store = t.admin.store();
-    let record = store
-        .get(&key)
-        .await
-        .unwrap()
-        .expect("the feature's record");
-    let mut value: Value = serde_json::to_value(&record.value).unwrap();
-    value["createdAt"] = json!((Utc::now() - Duration::days(days)).to_rfc3339());
-    let mut changes = ChangeSet::new();
-    changes
-        .expect_revision(key.clone(), record.revision)
-        .put(key, value);
-    store.commit(changes).await.unwrap();
+    test_support::store::backdate_feature(t.admin.store().as_ref(), name, days).await;
 }
 
 /// The status of `p`, checked against Unleash's schema.
