@@ -175,14 +175,8 @@ impl Permit {
     /// changes (what SDKs report) are by the key, as Unleash's are by its token.
     fn client(caller: Caller, key: Key, revision: Revision) -> Self {
         let author = Author::of(&caller.info, None);
-        Self {
-            caller,
-            rule: Rule::Client,
-            decided: Arc::new(Decided {
-                basis: vec![(key, revision)],
-                author,
-            }),
-        }
+        let basis = vec![(key, revision)];
+        Self::new(caller, Rule::Client, Decided { basis, author })
     }
 }
 

@@ -85,7 +85,7 @@ impl ValidationItem {
 /// ```
 /// use toggle_admin::model::ImportMode;
 ///
-/// assert_eq!("create-missing".parse::<ImportMode>().unwrap(), ImportMode::CreateMissing);
+/// assert!(matches!("create-missing".parse::<ImportMode>(), Ok(ImportMode::CreateMissing)));
 /// assert_eq!(ImportMode::default(), ImportMode::Replace);
 /// assert!("merge".parse::<ImportMode>().is_err());
 /// ```
